@@ -1,0 +1,35 @@
+"""ireval_df: trec_eval-exact IR evaluation as polars dataframe expressions.
+
+Runs and qrels are frames; every metric is a grouped window/aggregation over
+rank and relevance columns, all metrics and runs in one lazy plan; results
+are tidy frames to slice, compare and write to Parquet.
+
+Examples
+--------
+>>> import ireval_df as ie
+>>> run = pl.DataFrame({"query_id": "q1", "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+>>> qrels = pl.DataFrame({"query_id": "q1", "doc_id": ["b"], "relevance": [1]})
+>>> ie.evaluate(run, qrels, ["nDCG@10", "RR"])["value"].round(4).to_list()
+[0.6309, 0.5]
+"""
+
+from __future__ import annotations
+
+from ireval_df import errors
+from ireval_df.evaluate import evaluate
+from ireval_df.io import read_qrels, read_queries, read_run, write_results
+from ireval_df.metrics import Metric, list_metrics, parse_metric
+from ireval_df.summarize import summarize
+
+__all__ = [
+    "Metric",
+    "errors",
+    "evaluate",
+    "list_metrics",
+    "parse_metric",
+    "read_qrels",
+    "read_queries",
+    "read_run",
+    "summarize",
+    "write_results",
+]

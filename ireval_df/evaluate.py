@@ -1,0 +1,276 @@
+"""``evaluate()``: score runs against qrels, one row per run, query and metric."""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any, Literal
+
+import polars as pl
+
+from ireval_df import _provenance
+from ireval_df._compat import POLARS_VERSION, TREC_EVAL_REFERENCE, version_of
+from ireval_df._engine import MISSING, EngineOptions, per_query_wide
+from ireval_df._schema import as_qrels, as_queries, as_run, is_pandas
+from ireval_df.errors import AlignmentError, DataError, IrevalError, IrevalWarning
+from ireval_df.metrics import parse_metrics
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from ireval_df.metrics import Metric
+
+__all__ = ["evaluate"]
+
+Missing = Literal["zero", "skip", "error"]
+Duplicates = Literal["error", "first", "max"]
+RankFrom = Literal["score", "column"]
+
+TIE_RULE = "score descending, then doc_id descending (byte order), as trec_eval"
+#: Share of unjudged documents in the top 10 above which evaluate() warns.
+UNJUDGED_WARN = 0.5
+_HIDDEN = "Unjudged@10"
+
+
+def _choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
+    if value not in allowed:
+        options = ", ".join(repr(a) for a in allowed)
+        msg = f"{name}={value!r} is not one of {options}."
+        raise IrevalError(msg)
+
+
+def evaluate(
+    run: Any,
+    qrels: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    queries: Any = None,
+    missing: Missing = "zero",
+    depth: int | None = None,
+    duplicates: Duplicates = "error",
+    rank_from: RankFrom = "score",
+    columns: Mapping[str, str] | None = None,
+) -> Any:
+    """Score runs against qrels: one row per run, query and metric.
+
+    Parameters
+    ----------
+    run : frame, path, dict or list of these
+        Columns ``query_id``, ``doc_id``, ``score`` and optionally ``run_id``
+        (several runs stacked) and ``rank``; a polars or pandas frame, a
+        pyarrow Table, a path (TREC, Parquet, CSV/TSV, JSONL, ``.gz``), a
+        ``{qid: {docid: score}}`` dict, or a list of runs.
+    qrels : frame, path or dict
+        Columns ``query_id``, ``doc_id``, ``relevance`` (int; negative =
+        pooled but not judged), in any form ``run`` accepts.
+    metrics : str, Metric or list of them
+        ``"nDCG@10"``, ``"AP"``, trec_eval or ranx names; see
+        :func:`ireval_df.list_metrics`.
+    queries : frame or path, optional
+        ``query_id`` plus attribute columns, joined onto the result so it can
+        be sliced (``summarize(..., by=["query_class"])``).
+    missing : {"zero", "skip", "error"}, default "zero"
+        A qrels query the run did not answer: scored as an empty ranking (0
+        for every measure but counts such as ``NumRel``; trec_eval ``-c``),
+        left out (trec_eval 9.x without ``-c``), or an error. Always counted
+        in a warning.
+    depth : int, optional
+        Keep only the top ``depth`` documents of each ranking (trec_eval ``-M``).
+    duplicates : {"error", "first", "max"}, default "error"
+        A document twice in one ranking: an error (as trec_eval), or keep the
+        first row in input order / the highest score, with a warning.
+    rank_from : {"score", "column"}, default "score"
+        Rank by score (ties by doc_id descending), or by the input ``rank``.
+    columns : mapping, optional
+        Renames for the run's columns, e.g. ``{"qid": "query_id"}``.
+
+    Returns
+    -------
+    Frame of the same kind as ``run`` (polars, pandas; lazy stays lazy)
+        ``run_id, query_id, metric, value`` and the query attributes, sorted
+        by run, query (byte order) and the order of ``metrics``. Queries only
+        in the run are ignored (with a warning).
+
+    Raises
+    ------
+    MetricSpecError
+        An unknown metric or parameter.
+    SchemaError, DataError, FormatError
+        Unusable input (missing columns, NaN scores, duplicates, bad files).
+    AlignmentError
+        Run and qrels share no query, or ``missing="error"`` and a query is
+        missing.
+
+    See Also
+    --------
+    summarize : means per run (and slice) with confidence intervals.
+
+    Notes
+    -----
+    Everything is computed in one lazy polars plan: all metrics and all runs,
+    one sort, one join of the qrels, one aggregation. Rank is derived from the
+    score, ties broken by ``doc_id`` descending in byte order, exactly as
+    trec_eval; row order never matters.
+
+    Examples
+    --------
+    >>> run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["b"], "relevance": [1]})
+    >>> evaluate(run, qrels, ["RR", "P@2"]).select("metric", "value").rows()
+    [('RR', 0.5), ('P@2', 0.5)]
+    """
+    _choice("missing", missing, ("zero", "skip", "error"))
+    _choice("duplicates", duplicates, ("error", "first", "max"))
+    _choice("rank_from", rank_from, ("score", "column"))
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        msg = f"depth must be a positive whole number, found {depth!r}."
+        raise IrevalError(msg)
+    specs = parse_metrics(metrics)
+    run_lf = as_run(run, columns=columns)
+    qrels_lf = as_qrels(qrels)
+    if rank_from == "column" and "rank" not in run_lf.collect_schema().names():
+        msg = "rank_from='column' needs a 'rank' column in the run; none was found."
+        raise IrevalError(msg)
+    run_lf, dropped = _deduplicate(run_lf, duplicates)
+    stats = _alignment(run_lf, qrels_lf, missing)
+
+    options = EngineOptions(depth=depth, missing="skip" if missing == "skip" else "zero", rank_from=rank_from)
+    hidden = [] if any(str(m) == _HIDDEN for m in specs) else parse_metrics(_HIDDEN)
+    wide = per_query_wide([*specs, *hidden], run_lf, qrels_lf, options).collect()
+    _warn_unjudged(wide)
+
+    names = [str(m) for m in specs]
+    order = {name: i for i, name in enumerate(names)}
+    long = (
+        wide.unpivot(index=["run_id", "query_id"], on=names, variable_name="metric", value_name="value")
+        .with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int32).alias("__ireval_order"))
+        .sort(["run_id", "query_id", "__ireval_order"])
+        .drop("__ireval_order")
+    )
+    if queries is not None:
+        attributes = as_queries(queries).collect()
+        long = long.join(attributes, on="query_id", how="left", maintain_order="left")
+    settings = {
+        "ties": TIE_RULE,
+        "missing": missing,
+        "depth": depth,
+        "duplicates": duplicates,
+        "rank_from": rank_from,
+        "metrics": names,
+        "queries_missing_from_run": stats["missing"],
+        "queries_only_in_run": stats["run_only"],
+        "duplicates_dropped": dropped,
+        "trec_eval_reference": TREC_EVAL_REFERENCE,
+        "ireval_df": version_of("ireval-df"),
+        "polars": POLARS_VERSION,
+    }
+    return _output(long, run, settings)
+
+
+def _output(long: pl.DataFrame, like: Any, settings: dict[str, Any]) -> Any:
+    if is_pandas(like):
+        from ireval_df._frames import to_pandas
+
+        return to_pandas(long)
+    _provenance.attach(long, settings)
+    if isinstance(like, pl.LazyFrame):
+        return long.lazy()
+    return long
+
+
+def _deduplicate(run: pl.LazyFrame, policy: Duplicates) -> tuple[pl.LazyFrame, int]:
+    """Reject, or keep one of, repeated (run, query, doc) rows."""
+    key = ["run_id", "query_id", "doc_id"]
+    counts = (
+        run.group_by(key)
+        .agg(pl.len().alias("n"))
+        .filter(pl.col("n") > 1)
+        .sort(key)
+        .collect()
+    )
+    if counts.height == 0:
+        return run, 0
+    extra = int(counts["n"].sum()) - counts.height
+    example = counts.row(0, named=True)
+    if policy == "error":
+        msg = (
+            f"the run has {counts.height} documents that appear more than once in the same "
+            f"ranking ({extra} extra rows), e.g. run {example['run_id']!r}, query "
+            f"{example['query_id']!r}, doc {example['doc_id']!r} x{example['n']}. trec_eval "
+            "rejects such runs.\n  Hint: pass duplicates='first' (keep the first row) or "
+            "duplicates='max' (keep the highest score)."
+        )
+        raise DataError(msg)
+    warnings.warn(
+        f"dropped {extra} repeated (query, doc) rows from the run (duplicates={policy!r}); "
+        "pass duplicates='error' to reject such runs.",
+        IrevalWarning,
+        stacklevel=3,
+    )
+    if policy == "max":
+        kept = run.sort("score", descending=True, maintain_order=True)
+        return kept.unique(subset=key, keep="first", maintain_order=True), extra
+    return run.unique(subset=key, keep="first", maintain_order=True), extra
+
+
+def _alignment(run: pl.LazyFrame, qrels: pl.LazyFrame, missing: Missing) -> dict[str, int]:
+    """Count (and report) queries on one side only; reject disjoint inputs."""
+    pairs = run.select("run_id", "query_id").unique().collect()
+    qids = qrels.select("query_id").unique().collect()["query_id"]
+    run_qids = pairs["query_id"].unique()
+    if qids.len() == 0:
+        msg = "the qrels hold no judgments: nothing to evaluate against."
+        raise AlignmentError(msg)
+    shared = run_qids.is_in(qids.implode()).sum()
+    if run_qids.len() > 0 and shared == 0:
+        msg = (
+            "run and qrels share no query id. Run ids look like "
+            f"{sorted(run_qids.to_list())[:3]!r}, qrels ids like {sorted(qids.to_list())[:3]!r}.\n"
+            "  Hint: check the query id column of each side (columns=...), and "
+            "zero-padding or prefixes in the ids."
+        )
+        raise AlignmentError(msg)
+    run_ids = pairs["run_id"].unique().sort()
+    grid = pl.DataFrame({"run_id": run_ids}).join(pl.DataFrame({"query_id": qids}), how="cross")
+    absent = grid.join(pairs, on=["run_id", "query_id"], how="anti").sort(["run_id", "query_id"])
+    run_only = run_qids.filter(~run_qids.is_in(qids.implode())).sort()
+    if absent.height:
+        example = absent.row(0, named=True)
+        what = {
+            "zero": "scored as empty rankings (0)",
+            "skip": "left out of the results",
+            "error": "an error",
+        }[missing]
+        text = (
+            f"{absent.height} (run, query) pairs are in the qrels but not in the run, e.g. "
+            f"run {example['run_id']!r} query {example['query_id']!r}: {what} (missing={missing!r})."
+        )
+        if missing == "error":
+            msg = text + "\n  Hint: pass missing='zero' (trec_eval -c) or missing='skip'."
+            raise AlignmentError(msg)
+        warnings.warn(
+            text + " Pass missing='error' to reject, or 'skip'/'zero' to choose.",
+            IrevalWarning,
+            stacklevel=3,
+        )
+    if run_only.len():
+        warnings.warn(
+            f"{run_only.len()} queries are in the run but not in the qrels and are ignored, "
+            f"e.g. {run_only.to_list()[:3]!r}.",
+            IrevalWarning,
+            stacklevel=3,
+        )
+    return {"missing": absent.height, "run_only": run_only.len()}
+
+
+def _warn_unjudged(wide: pl.DataFrame) -> None:
+    present = wide.filter(~pl.col(MISSING))
+    if present.height == 0:
+        return
+    share = present[_HIDDEN].mean()
+    if isinstance(share, float) and share > UNJUDGED_WARN:
+        warnings.warn(
+            f"{share:.0%} of the top 10 documents are unjudged on average; metrics count them "
+            "as non-relevant. Check Judged@10, or use Bpref, infAP or judged_only=true.",
+            IrevalWarning,
+            stacklevel=3,
+        )

@@ -1,0 +1,125 @@
+"""What a metric builder returns: expressions for each stage of the engine.
+
+The engine (``ireval_df._engine``) runs these stages, each once for all
+metrics of a call:
+
+``qrels_row``
+    columns on qrels rows (``query_id, doc_id, relevance, label``); windows
+    run ``over("query_id")``.
+``qrels``
+    one ``group_by("query_id").agg`` over the qrels: R, the ideal gains, ...
+``ideal``
+    columns of an ideal ranking table (judged documents with positive gain,
+    one table per gain function), joined onto the run by position.
+``row``
+    columns on ranked run rows (``run_id, query_id, doc_id, score, rank,
+    label``); rank-dependent windows use :func:`per_ranking`.
+``agg``
+    one ``group_by("run_id", "query_id").agg`` over the ranked rows.
+``value``
+    the final per-query expression over agg and qrels columns.
+
+Intermediates that several metrics share are declared with :func:`define`
+under a name that encodes their parameters, so each is computed once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+__all__ = ["KEYS", "Def", "Plan", "Stage", "define", "per_ranking"]
+
+Stage = Literal["qrels_row", "qrels", "ideal", "row", "agg"]
+
+#: The columns that identify one ranking.
+KEYS = ("run_id", "query_id")
+
+
+@dataclass(frozen=True)
+class Def:
+    """One named intermediate column and the stage computing it.
+
+    ``fill`` is the value an ``agg`` column takes for a query the run did not
+    answer (an empty ranking). ``table`` names the ideal table of an
+    ``ideal`` column.
+    """
+
+    name: str
+    stage: Stage
+    expr: pl.Expr
+    fill: float | None = 0.0
+    table: str | None = None
+
+
+#: Shared intermediates, keyed by name; a name fully determines its expression.
+DEFS: dict[str, Def] = {}
+
+
+def define(
+    name: str,
+    stage: Stage,
+    expr: pl.Expr,
+    *,
+    fill: float | None = 0.0,
+    table: str | None = None,
+) -> pl.Expr:
+    """Declare a shared intermediate and return ``pl.col(name)``.
+
+    Examples
+    --------
+    >>> define("__ireval_doc_example", "qrels", pl.len()).meta.output_name()
+    '__ireval_doc_example'
+    """
+    if name not in DEFS:
+        DEFS[name] = Def(name, stage, expr, fill, table)
+    return pl.col(name)
+
+
+def per_ranking(expr: pl.Expr) -> pl.Expr:
+    """Evaluate ``expr`` within each ranking, in rank order (explicitly).
+
+    Examples
+    --------
+    >>> rows = pl.DataFrame({"run_id": ["r"] * 3, "query_id": ["q"] * 3, "rank": [2, 1, 3], "x": [1, 10, 100]})
+    >>> rows.select(per_ranking(pl.col("x").cum_sum())).to_series().to_list()
+    [11, 10, 111]
+    """
+    return expr.over(list(KEYS), order_by="rank")
+
+
+class Plan:
+    """The expressions one metric needs, by stage (see the module doc).
+
+    Parameters
+    ----------
+    value : polars.Expr
+        The per-query value, over ``agg`` and ``qrels`` columns.
+    row : dict, optional
+        Row-stage columns private to this metric.
+    per_query : dict, optional
+        Agg-stage columns private to this metric.
+    fills : dict, optional
+        Value of an agg column for an empty ranking (default 0).
+    """
+
+    __slots__ = ("defs", "value")
+
+    def __init__(
+        self,
+        *,
+        value: pl.Expr,
+        row: dict[str, pl.Expr] | None = None,
+        per_query: dict[str, pl.Expr] | None = None,
+        fills: dict[str, float | None] | None = None,
+    ) -> None:
+        fills = fills or {}
+        defs = [Def(name, "row", expr) for name, expr in (row or {}).items()]
+        defs += [
+            Def(name, "agg", expr, fills.get(name, 0.0))
+            for name, expr in (per_query or {}).items()
+        ]
+        self.defs: tuple[Def, ...] = tuple(defs)
+        self.value = value
