@@ -26,7 +26,11 @@ __all__ = ["DEFAULT_METRICS", "main", "render_table"]
 DEFAULT_METRICS = ("nDCG@10", "AP", "RR@10", "P@10", "R@100")
 
 #: Modules that add a subcommand through ``register(subparsers)``.
-_PLUGINS = ("ireval_df.compare._cli", "ireval_df.trec_eval._cli", "ireval_df.validate._cli")
+_PLUGINS = (
+    "ireval_df.compare._cli",
+    "ireval_df.trec_eval._cli",
+    "ireval_df.validate._cli",
+)
 
 
 def render_table(frame: pl.DataFrame, *, digits: int = 4) -> str:
@@ -43,7 +47,11 @@ def render_table(frame: pl.DataFrame, *, digits: int = 4) -> str:
     for row in frame.iter_rows():
         cells.append(
             [
-                "" if v is None else f"{v:.{digits}f}" if isinstance(v, float) else str(v)
+                ""
+                if v is None
+                else f"{v:.{digits}f}"
+                if isinstance(v, float)
+                else str(v)
                 for v in row
             ]
         )
@@ -52,8 +60,12 @@ def render_table(frame: pl.DataFrame, *, digits: int = 4) -> str:
     lines = []
     for row_cells in cells:
         parts = [
-            cell.rjust(width) if num and i > 0 and row_cells is not cells[0] else cell.ljust(width)
-            for i, (cell, width, num) in enumerate(zip(row_cells, widths, numeric, strict=True))
+            cell.rjust(width)
+            if num and i > 0 and row_cells is not cells[0]
+            else cell.ljust(width)
+            for i, (cell, width, num) in enumerate(
+                zip(row_cells, widths, numeric, strict=True)
+            )
         ]
         lines.append("  ".join(parts).rstrip())
     return "\n".join(lines)
@@ -91,11 +103,16 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"wrote {result.height} rows to {args.output}", file=sys.stderr)
         return 0
     if args.per_query:
-        table = _wide(per_query.select("run_id", "query_id", "metric", "value"), ["run_id", "query_id"])
+        table = _wide(
+            per_query.select("run_id", "query_id", "metric", "value"),
+            ["run_id", "query_id"],
+        )
     else:
         table = _wide(result, ["run_id", *by])
         counts = result.select("run_id", *by, "n_queries").unique(maintain_order=True)
-        table = table.join(counts, on=["run_id", *by], how="left", maintain_order="left")
+        table = table.join(
+            counts, on=["run_id", *by], how="left", maintain_order="left"
+        )
     out.write(render_table(table) + "\n")
     return 0
 
@@ -104,12 +121,21 @@ def _metrics(args: argparse.Namespace) -> int:
     import ireval_df as ie
 
     out = sys.stdout
+    if args.markdown:
+        from ireval_df.metrics._docs import metrics_markdown
 
-    table = ie.list_metrics().select("metric", "aliases", "trec_eval", "cutoff", "aggregate", "description")
+        out.write(metrics_markdown())
+        return 0
+    table = ie.list_metrics().select(
+        "metric", "aliases", "trec_eval", "cutoff", "aggregate", "description"
+    )
     if args.verbose:
         out.write(render_table(ie.list_metrics()) + "\n")
     else:
-        out.write(render_table(table.with_columns(pl.col("description").str.slice(0, 70))) + "\n")
+        out.write(
+            render_table(table.with_columns(pl.col("description").str.slice(0, 70)))
+            + "\n"
+        )
     return 0
 
 
@@ -119,7 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ireval-df",
         description="trec_eval-exact evaluation of search runs, as dataframes.",
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks on errors"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     ev = sub.add_parser(
@@ -128,28 +156,67 @@ def build_parser() -> argparse.ArgumentParser:
         description="Score runs against qrels. Files are read by extension: TREC text "
         "(.run, .txt, .qrels, also .gz), .parquet, .csv, .tsv, .jsonl.",
     )
-    ev.add_argument("--run", action="extend", nargs="+", required=True, metavar="FILE",
-                    help="run file(s); several runs may follow one --run")
-    ev.add_argument("--qrels", required=True, metavar="FILE", help="relevance judgments")
-    ev.add_argument("-m", "--metric", action="append", metavar="NAME",
-                    help=f"metric (repeatable; default {' '.join(DEFAULT_METRICS)}); "
-                    "see 'ireval-df metrics'")
-    ev.add_argument("--queries", metavar="FILE", help="query attributes (query_id + columns)")
-    ev.add_argument("--by", action="append", metavar="COLUMN",
-                    help="slice by this query attribute (repeatable; needs --queries)")
-    ev.add_argument("--per-query", action="store_true", help="one row per query, not means")
-    ev.add_argument("--missing", choices=("zero", "skip", "error"), default="zero",
-                    help="qrels queries a run did not answer (default: zero)")
-    ev.add_argument("--depth", type=int, metavar="N", help="keep the top N of each ranking")
-    ev.add_argument("--duplicates", choices=("error", "first", "max"), default="error",
-                    help="a document twice in one ranking (default: error)")
-    ev.add_argument("-o", "--output", metavar="FILE",
-                    help="write the result (.parquet, .csv, .tsv, .jsonl) instead of a table")
+    ev.add_argument(
+        "--run",
+        action="extend",
+        nargs="+",
+        required=True,
+        metavar="FILE",
+        help="run file(s); several runs may follow one --run",
+    )
+    ev.add_argument(
+        "--qrels", required=True, metavar="FILE", help="relevance judgments"
+    )
+    ev.add_argument(
+        "-m",
+        "--metric",
+        action="append",
+        metavar="NAME",
+        help=f"metric (repeatable; default {' '.join(DEFAULT_METRICS)}); "
+        "see 'ireval-df metrics'",
+    )
+    ev.add_argument(
+        "--queries", metavar="FILE", help="query attributes (query_id + columns)"
+    )
+    ev.add_argument(
+        "--by",
+        action="append",
+        metavar="COLUMN",
+        help="slice by this query attribute (repeatable; needs --queries)",
+    )
+    ev.add_argument(
+        "--per-query", action="store_true", help="one row per query, not means"
+    )
+    ev.add_argument(
+        "--missing",
+        choices=("zero", "skip", "error"),
+        default="zero",
+        help="qrels queries a run did not answer (default: zero)",
+    )
+    ev.add_argument(
+        "--depth", type=int, metavar="N", help="keep the top N of each ranking"
+    )
+    ev.add_argument(
+        "--duplicates",
+        choices=("error", "first", "max"),
+        default="error",
+        help="a document twice in one ranking (default: error)",
+    )
+    ev.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the result (.parquet, .csv, .tsv, .jsonl) instead of a table",
+    )
     ev.set_defaults(handler=_evaluate)
 
-    mt = sub.add_parser("metrics", help="list every metric, its aliases and trec_eval name")
+    mt = sub.add_parser(
+        "metrics", help="list every metric, its aliases and trec_eval name"
+    )
     mt.add_argument("-v", "--verbose", action="store_true", help="all columns")
-    mt.add_argument("--markdown", action="store_true", help="the reference page docs/metrics.md")
+    mt.add_argument(
+        "--markdown", action="store_true", help="the reference page docs/metrics.md"
+    )
     mt.set_defaults(handler=_metrics)
 
     for name in _PLUGINS:

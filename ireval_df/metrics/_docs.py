@@ -33,7 +33,9 @@ answer is an empty ranking (`missing="zero"`).
 
 def _params(info_params: dict[str, object]) -> str:
     shown = {k: v for k, v in info_params.items() if k != "judged_only"}
-    return ", ".join(f"`{k}={format_value(v)}`" for k, v in shown.items()) or "-"
+    return ", ".join(
+        f"`{k}={'{}' if k == 'gains' else format_value(v)}`" for k, v in shown.items()
+    ) or "-"
 
 
 def _notes(text: str) -> str:
@@ -55,7 +57,7 @@ def metrics_markdown() -> str:
     lines.append("|---|---|---|---|---|---|---|")
     for info in REGISTRY.values():
         aliases = ", ".join(f"`{a.spelling}`" for a in info.aliases) or "-"
-        trec = f"`{info.trec_eval}`" if info.trec_eval else "-"
+        trec = ", ".join(f"`{t}`" for t in (info.trec_eval or "").split("|") if t) or "-"
         better = "higher" if info.higher_is_better else "lower"
         lines.append(
             f"| `{info.name}` | {aliases} | {trec} | {info.cutoff} | "

@@ -225,7 +225,7 @@ def list_metrics() -> pl.DataFrame:
     --------
     >>> table = list_metrics()
     >>> table.filter(pl.col("metric") == "AP").select("trec_eval", "aggregate").row(0)
-    ('map', 'mean')
+    ('map, map_cut_{k}', 'mean')
     """
     from ireval_df.metrics._spec import format_value
 
@@ -236,7 +236,7 @@ def list_metrics() -> pl.DataFrame:
             {
                 "metric": info.name,
                 "aliases": ", ".join(a.spelling for a in info.aliases),
-                "trec_eval": info.trec_eval,
+                "trec_eval": None if info.trec_eval is None else info.trec_eval.replace("|", ", "),
                 "cutoff": info.cutoff,
                 "params": ", ".join(f"{k}={format_value(v)}" for k, v in shown.items()),
                 "aggregate": info.aggregate,

@@ -67,8 +67,8 @@ class Metric:
     Examples
     --------
     >>> m = parse_metric("ndcg_cut_10")
-    >>> str(m), m.k, m.info.trec_eval
-    ('nDCG@10', 10, 'ndcg_cut_{k}')
+    >>> str(m), m.k, m.trec_name
+    ('nDCG@10', 10, 'ndcg_cut_10')
     """
 
     name: str
@@ -92,6 +92,27 @@ class Metric:
         from ireval_df.metrics._registry import REGISTRY
 
         return REGISTRY[self.name]
+
+    @property
+    def trec_name(self) -> str | None:
+        """The trec_eval measure name (``P_10``, ``map``), or None when it has none.
+
+        Examples
+        --------
+        >>> [parse_metric(s).trec_name for s in ["nDCG", "AP@100", "IPrec@0.1", "ERR@10"]]
+        ['ndcg', 'map_cut_100', 'iprec_at_recall_0.10', None]
+        >>> parse_metric("Rprec(mult=0.2)").trec_name
+        'Rprec_mult_0.20'
+        """
+        template = self.info.trec_eval
+        if template is None:
+            return None
+        if self.name == "Rprec" and float(self.param("mult")) != 1.0:
+            return f"Rprec_mult_{float(self.param('mult')):.2f}"
+        plain, _, with_cutoff = template.partition("|")
+        if self.k is None:
+            return plain if "{k" not in plain else None
+        return (with_cutoff or plain).format(k=self.k)
 
     def param(self, key: str) -> Any:
         """Return parameter ``key``, falling back to the registry default."""
@@ -161,7 +182,7 @@ def parse_metric(spec: str | Metric) -> Metric:
     >>> parse_metric("ndgc@10")
     Traceback (most recent call last):
     ...
-    ireval_df.errors.MetricSpecError: unknown metric 'ndgc@10'. Did you mean 'nDCG'? See ireval_df.list_metrics().
+    ireval_df.errors.MetricSpecError: unknown metric 'ndgc@10'. Did you mean 'nDCG@10' or 'Rndcg@10'? See ireval_df.list_metrics().
     """
     if isinstance(spec, Metric):
         return spec
@@ -417,9 +438,10 @@ def _unknown(spec: str) -> None:
         target = REGISTRY[ALIASES[low].metric].name
         if target not in canonical:
             canonical.append(target)
+    rest = spec.strip()[len(name) :]
     hint = ""
     if canonical:
-        hint = " Did you mean " + " or ".join(repr(c) for c in canonical) + "?"
+        hint = " Did you mean " + " or ".join(repr(c + rest) for c in canonical) + "?"
     msg = f"unknown metric {spec!r}.{hint} See ireval_df.list_metrics()."
     raise MetricSpecError(msg)
 

@@ -27,7 +27,7 @@ def precision_sum(m: Metric) -> pl.Expr:
 
 @register("AP", aliases=("map", "map_cut"), cutoff="optional",
           params={"rel": 1, "norm": "R"}, choices={"norm": ("R", "min_R_k", "relret")},
-          trec_eval="map")
+          trec_eval="map|map_cut_{k}")
 def average_precision(m: Metric) -> Plan:
     """Average precision: the mean of P@i over the relevant documents.
 

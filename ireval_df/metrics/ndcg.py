@@ -98,11 +98,12 @@ def ndcg(m: Metric) -> Plan:
     Examples
     --------
     Grades (3, 2, 3) against the ideal (3, 3, 2), exponential gain:
+    (7 + 3/log2(3) + 7/2) / (7 + 7/log2(3) + 3/2) = 12.393 / 12.917.
 
     >>> run = pl.DataFrame({"query_id": "q", "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
     >>> qrels = pl.DataFrame({"query_id": "q", "doc_id": ["a", "b", "c"], "relevance": [3, 2, 3]})
-    >>> round(ie.evaluate(run, qrels, ["nDCG(dcg=exp-log2)@3"])["value"].item(), 3)
-    0.96
+    >>> round(ie.evaluate(run, qrels, ["nDCG(dcg=exp-log2)@3"])["value"].item(), 4)
+    0.9595
     """
     dcg, gains = _gain(m)
     k = _k(m)

@@ -1,0 +1,109 @@
+"""The ``ireval-df`` command: exit codes, messages on stderr, output files."""
+
+from __future__ import annotations
+
+import io
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from ireval_df.cli import main, render_table
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+RUN = str(DATA / "runs" / "hybrid.run")
+QRELS = str(DATA / "qrels.txt")
+
+
+def run_cli(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse usage errors
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_evaluate_prints_a_table():
+    code, out, err = run_cli(["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "AP", "-m", "P@10"])
+    assert code == 0
+    header, row = out.splitlines()
+    assert header.split() == ["run_id", "AP", "P@10", "n_queries"]
+    assert row.split() == ["hybrid", "0.5617", "0.4700", "150"]
+    # hybrid answers every qrels query; 151 and 152 are only in the run:
+    assert err == (
+        "ireval-df: warning: 2 queries are in the run but not in the qrels and are "
+        "ignored, e.g. ['151', '152'].\n"
+    )
+
+
+def test_run_only_queries_are_reported_on_stderr():
+    code, _, err = run_cli(["evaluate", "--run", str(DATA / "runs" / "dense.run"), "--qrels", QRELS, "-m", "AP"])
+    assert code == 0
+    assert "ireval-df: warning: 1 (run, query) pairs are in the qrels but not in the run" in err
+    assert "'42'" in err
+
+
+def test_unknown_metric_is_a_data_error_with_a_suggestion():
+    code, out, err = run_cli(["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "ndgc@10"])
+    assert code == 1
+    assert out == ""
+    assert "Did you mean 'nDCG@10'" in err
+    assert "Traceback" not in err
+
+
+def test_missing_file_is_exit_1(tmp_path):
+    code, _, err = run_cli(["evaluate", "--run", str(tmp_path / "nope.run"), "--qrels", QRELS])
+    assert code == 1
+    assert "nope.run" in err
+
+
+def test_bad_usage_is_exit_2():
+    code, _, err = run_cli(["evaluate", "--qrels", QRELS])
+    assert code == 2
+    assert "--run" in err
+    code, _, _ = run_cli(["evaluate", "--run", RUN, "--qrels", QRELS, "--missing", "maybe"])
+    assert code == 2
+
+
+def test_by_without_queries_is_an_error():
+    code, _, err = run_cli(["evaluate", "--run", RUN, "--qrels", QRELS, "--by", "language"])
+    assert code == 1
+    assert "--by needs --queries" in err
+
+
+def test_output_file_is_written(tmp_path):
+    target = tmp_path / "summary.parquet"
+    code, out, err = run_cli(["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "AP", "-o", str(target)])
+    assert code == 0
+    assert out == ""
+    assert "wrote 1 rows" in err
+    frame = pl.read_parquet(target)
+    assert frame.columns[:4] == ["run_id", "metric", "value", "n_queries"]
+    assert frame["value"].round(4).to_list() == [0.5617]
+
+
+def test_failed_run_leaves_no_output_file(tmp_path):
+    target = tmp_path / "summary.parquet"
+    code, _, _ = run_cli(["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "bogus", "-o", str(target)])
+    assert code == 1
+    assert not target.exists()
+
+
+def test_metrics_lists_the_registry():
+    code, out, _ = run_cli(["metrics"])
+    assert code == 0
+    names = [line.split()[0] for line in out.splitlines()[1:]]
+    assert {"nDCG", "AP", "P", "RR", "infAP", "ERR"} <= set(names)
+
+
+def test_debug_shows_the_traceback():
+    with pytest.raises(Exception, match="unknown metric"):
+        main(["--debug", "evaluate", "--run", RUN, "--qrels", QRELS, "-m", "bogus"])
+
+
+def test_render_table_aligns_numbers():
+    text = render_table(pl.DataFrame({"run_id": ["a", "bb"], "x": [1.0, 0.12345], "n": [5, 150]}))
+    assert text.splitlines() == ["run_id  x       n", "a       1.0000    5", "bb      0.1235  150"]
