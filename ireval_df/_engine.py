@@ -49,7 +49,10 @@ def label_qrels(qrels: pl.LazyFrame) -> pl.LazyFrame:
     """Add ``label``: the grade when >= 0, -2 (pooled, not judged) when negative."""
     relevance = pl.col("relevance")
     return qrels.with_columns(
-        label=pl.when(relevance < 0).then(pl.lit(-2)).otherwise(relevance).cast(pl.Int32)
+        label=pl.when(relevance < 0)
+        .then(pl.lit(-2))
+        .otherwise(relevance)
+        .cast(pl.Int32)
     )
 
 
@@ -77,7 +80,9 @@ def ranked_rows(
         order = pl.int_range(1, pl.len() + 1).over(
             list(KEYS), order_by=[pl.col("score"), pl.col("doc_id")], descending=True
         )
-    rows = rows.select("run_id", "query_id", "doc_id", "score", order.cast(pl.Int64).alias("rank"))
+    rows = rows.select(
+        "run_id", "query_id", "doc_id", "score", order.cast(pl.Int64).alias("rank")
+    )
     if options.depth is not None:
         rows = rows.filter(pl.col("rank") <= options.depth)
     labels = labelled_qrels.select("query_id", "doc_id", "label")
@@ -205,7 +210,9 @@ def _variant(
     later = stage.get("row", []) + stage.get("agg", []) + stage.get("ideal", [])
     row_needs = sorted({n for d in later for n in _roots(d.expr)} & qstat_names)
     if row_needs:
-        rows = rows.join(qstats.select("query_id", *row_needs), on="query_id", how="left")
+        rows = rows.join(
+            qstats.select("query_id", *row_needs), on="query_id", how="left"
+        )
     tables: dict[str, list[Def]] = {}
     for d in stage.get("ideal", []):
         tables.setdefault(d.table or "", []).append(d)
@@ -215,7 +222,9 @@ def _variant(
             pl.col(f"__ireval_qirank_{key}").alias(f"__ireval_irank_{key}"),
             pl.col(f"__ireval_qgain_{key}").alias(f"__ireval_igain_{key}"),
         )
-        ideal = _with_layers(ideal, defs).select("query_id", f"__ireval_irank_{key}", *(d.name for d in defs))
+        ideal = _with_layers(ideal, defs).select(
+            "query_id", f"__ireval_irank_{key}", *(d.name for d in defs)
+        )
         rows = rows.join(
             ideal,
             left_on=["query_id", "rank"],

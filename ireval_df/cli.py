@@ -140,7 +140,7 @@ def _metrics(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``ireval-df`` argument parser (subcommands from the registry and plug-ins)."""
+    """Build the ``ireval-df`` argument parser, plug-in subcommands included."""
     parser = argparse.ArgumentParser(
         prog="ireval-df",
         description="trec_eval-exact evaluation of search runs, as dataframes.",

@@ -121,7 +121,9 @@ def evaluate(
     _choice("missing", missing, ("zero", "skip", "error"))
     _choice("duplicates", duplicates, ("error", "first", "max"))
     _choice("rank_from", rank_from, ("score", "column"))
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+    if depth is not None and (
+        isinstance(depth, bool) or not isinstance(depth, int) or depth < 1
+    ):
         msg = f"depth must be a positive whole number, found {depth!r}."
         raise IrevalError(msg)
     specs = parse_metrics(metrics)
@@ -133,7 +135,11 @@ def evaluate(
     run_lf, dropped = _deduplicate(run_lf, duplicates)
     stats = _alignment(run_lf, qrels_lf, missing)
 
-    options = EngineOptions(depth=depth, missing="skip" if missing == "skip" else "zero", rank_from=rank_from)
+    options = EngineOptions(
+        depth=depth,
+        missing="skip" if missing == "skip" else "zero",
+        rank_from=rank_from,
+    )
     hidden = [] if any(str(m) == _HIDDEN for m in specs) else parse_metrics(_HIDDEN)
     wide = per_query_wide([*specs, *hidden], run_lf, qrels_lf, options).collect()
     _warn_unjudged(wide)
@@ -141,8 +147,17 @@ def evaluate(
     names = [str(m) for m in specs]
     order = {name: i for i, name in enumerate(names)}
     long = (
-        wide.unpivot(index=["run_id", "query_id"], on=names, variable_name="metric", value_name="value")
-        .with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int32).alias("__ireval_order"))
+        wide.unpivot(
+            index=["run_id", "query_id"],
+            on=names,
+            variable_name="metric",
+            value_name="value",
+        )
+        .with_columns(
+            pl.col("metric")
+            .replace_strict(order, return_dtype=pl.Int32)
+            .alias("__ireval_order")
+        )
         .sort(["run_id", "query_id", "__ireval_order"])
         .drop("__ireval_order")
     )
@@ -212,7 +227,9 @@ def _deduplicate(run: pl.LazyFrame, policy: Duplicates) -> tuple[pl.LazyFrame, i
     return run.unique(subset=key, keep="first", maintain_order=True), extra
 
 
-def _alignment(run: pl.LazyFrame, qrels: pl.LazyFrame, missing: Missing) -> dict[str, int]:
+def _alignment(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, missing: Missing
+) -> dict[str, int]:
     """Count (and report) queries on one side only; reject disjoint inputs."""
     pairs = run.select("run_id", "query_id").unique().collect()
     qids = qrels.select("query_id").unique().collect()["query_id"]
@@ -230,8 +247,12 @@ def _alignment(run: pl.LazyFrame, qrels: pl.LazyFrame, missing: Missing) -> dict
         )
         raise AlignmentError(msg)
     run_ids = pairs["run_id"].unique().sort()
-    grid = pl.DataFrame({"run_id": run_ids}).join(pl.DataFrame({"query_id": qids}), how="cross")
-    absent = grid.join(pairs, on=["run_id", "query_id"], how="anti").sort(["run_id", "query_id"])
+    grid = pl.DataFrame({"run_id": run_ids}).join(
+        pl.DataFrame({"query_id": qids}), how="cross"
+    )
+    absent = grid.join(pairs, on=["run_id", "query_id"], how="anti").sort(
+        ["run_id", "query_id"]
+    )
     run_only = run_qids.filter(~run_qids.is_in(qids.implode())).sort()
     if absent.height:
         example = absent.row(0, named=True)
@@ -245,7 +266,9 @@ def _alignment(run: pl.LazyFrame, qrels: pl.LazyFrame, missing: Missing) -> dict
             f"run {example['run_id']!r} query {example['query_id']!r}: {what} (missing={missing!r})."
         )
         if missing == "error":
-            msg = text + "\n  Hint: pass missing='zero' (trec_eval -c) or missing='skip'."
+            msg = (
+                text + "\n  Hint: pass missing='zero' (trec_eval -c) or missing='skip'."
+            )
             raise AlignmentError(msg)
         warnings.warn(
             text + " Pass missing='error' to reject, or 'skip'/'zero' to choose.",

@@ -19,4 +19,11 @@ from ireval_df.metrics import (  # noqa: F401  (imported to register their metri
 from ireval_df.metrics._registry import REGISTRY, MetricInfo, list_metrics
 from ireval_df.metrics._spec import Metric, parse_metric, parse_metrics
 
-__all__ = ["REGISTRY", "Metric", "MetricInfo", "list_metrics", "parse_metric", "parse_metrics"]
+__all__ = [
+    "REGISTRY",
+    "Metric",
+    "MetricInfo",
+    "list_metrics",
+    "parse_metric",
+    "parse_metrics",
+]

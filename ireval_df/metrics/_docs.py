@@ -33,9 +33,13 @@ answer is an empty ranking (`missing="zero"`).
 
 def _params(info_params: dict[str, object]) -> str:
     shown = {k: v for k, v in info_params.items() if k != "judged_only"}
-    return ", ".join(
-        f"`{k}={'{}' if k == 'gains' else format_value(v)}`" for k, v in shown.items()
-    ) or "-"
+    return (
+        ", ".join(
+            f"`{k}={'{}' if k == 'gains' else format_value(v)}`"
+            for k, v in shown.items()
+        )
+        or "-"
+    )
 
 
 def _notes(text: str) -> str:
@@ -53,11 +57,15 @@ def metrics_markdown() -> str:
     True
     """
     lines = [_HEADER, "## Summary", ""]
-    lines.append("| metric | aliases | trec_eval | cutoff | parameters | summary over queries | better |")
+    lines.append(
+        "| metric | aliases | trec_eval | cutoff | parameters | summary over queries | better |"
+    )
     lines.append("|---|---|---|---|---|---|---|")
     for info in REGISTRY.values():
         aliases = ", ".join(f"`{a.spelling}`" for a in info.aliases) or "-"
-        trec = ", ".join(f"`{t}`" for t in (info.trec_eval or "").split("|") if t) or "-"
+        trec = (
+            ", ".join(f"`{t}`" for t in (info.trec_eval or "").split("|") if t) or "-"
+        )
         better = "higher" if info.higher_is_better else "lower"
         lines.append(
             f"| `{info.name}` | {aliases} | {trec} | {info.cutoff} | "

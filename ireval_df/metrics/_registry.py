@@ -20,7 +20,16 @@ if TYPE_CHECKING:
     from ireval_df.metrics._plan import Plan
     from ireval_df.metrics._spec import Metric
 
-__all__ = ["ALIASES", "EXACT", "REGISTRY", "Alias", "MetricInfo", "list_metrics", "lookup", "register"]
+__all__ = [
+    "ALIASES",
+    "EXACT",
+    "REGISTRY",
+    "Alias",
+    "MetricInfo",
+    "list_metrics",
+    "lookup",
+    "register",
+]
 
 Aggregate = Literal["mean", "sum", "gmean"]
 Suffix = Callable[[str], tuple[dict[str, Any], Any]]
@@ -172,7 +181,11 @@ def register(
             raise RuntimeError(msg)
         doc = inspect.getdoc(builder) or ""
         summary, _, notes = doc.partition("\n\n")
-        suffix = (float_suffix if cutoff_type is float else cutoff_suffix) if cutoff != "none" else None
+        suffix = (
+            (float_suffix if cutoff_type is float else cutoff_suffix)
+            if cutoff != "none"
+            else None
+        )
         alias_objs = [Alias(name, name, {}, suffix)]
         for item in aliases:
             if isinstance(item, Alias):
@@ -236,7 +249,9 @@ def list_metrics() -> pl.DataFrame:
             {
                 "metric": info.name,
                 "aliases": ", ".join(a.spelling for a in info.aliases),
-                "trec_eval": None if info.trec_eval is None else info.trec_eval.replace("|", ", "),
+                "trec_eval": None
+                if info.trec_eval is None
+                else info.trec_eval.replace("|", ", "),
                 "cutoff": info.cutoff,
                 "params": ", ".join(f"{k}={format_value(v)}" for k, v in shown.items()),
                 "aggregate": info.aggregate,

@@ -9,9 +9,6 @@ qrels grade is negative (pooled, not judged).
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
 import polars as pl
 
 from ireval_df.metrics._plan import define, per_ranking
@@ -107,7 +104,7 @@ def gain_of(label: pl.Expr, dcg: str, gains: tuple[tuple[int, float], ...]) -> p
     """
     base = label.cast(pl.Float64)
     default = (pl.lit(2.0).pow(base) - 1.0) if dcg == "exp-log2" else base
-    expr: Any = pl.when(label < 0).then(pl.lit(0.0)).otherwise(default)
+    expr: pl.Expr = pl.when(label < 0).then(pl.lit(0.0)).otherwise(default)
     for level, value in gains:
         expr = pl.when(label == level).then(pl.lit(float(value))).otherwise(expr)
     return expr.cast(pl.Float64)
@@ -165,8 +162,10 @@ def ideal_col(dcg: str, gains: tuple[tuple[int, float], ...], what: str) -> pl.E
     if what == "gain":
         expr = igain
     elif what == "cumdcg":
-        expr = (igain / (irank.cast(pl.Float64) + 1.0).log(2)).cum_sum().over(
-            "query_id", order_by=irank
+        expr = (
+            (igain / (irank.cast(pl.Float64) + 1.0).log(2))
+            .cum_sum()
+            .over("query_id", order_by=irank)
         )
     else:  # pragma: no cover - programming error
         msg = f"unknown ideal column {what!r}"
@@ -211,8 +210,3 @@ def dcg_at(dcg: str, gains: tuple[tuple[int, float], ...], k: int | None) -> pl.
     if k is not None:
         term = term.filter(pl.col("rank") <= k)
     return define(f"__ireval_dcg_{key}_{k}", "agg", term.sum())
-
-
-def log2(x: float) -> float:
-    """``math.log2``, re-exported for builders."""
-    return math.log2(x)

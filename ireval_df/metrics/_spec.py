@@ -15,7 +15,7 @@ import difflib
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import polars as pl
 
@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 __all__ = ["Metric", "format_value", "parse_metric"]
 
 #: A parameter value after coercion: scalar, list of floats or gain map.
-ParamValue = int | float | bool | str | tuple[float, ...] | tuple[tuple[int, float], ...]
+ParamValue = (
+    int | float | bool | str | tuple[float, ...] | tuple[tuple[int, float], ...]
+)
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
@@ -78,7 +80,9 @@ class Metric:
     def __str__(self) -> str:
         text = self.name
         if self.params:
-            text += "(" + ",".join(f"{k}={format_value(v)}" for k, v in self.params) + ")"
+            text += (
+                "(" + ",".join(f"{k}={format_value(v)}" for k, v in self.params) + ")"
+            )
         if self.k is not None:
             text += "@" + format_value(self.k)
         return text
@@ -253,7 +257,9 @@ def build_metric(
 def _coerce_cutoff(info: MetricInfo, k: Any, where: str) -> int | float | None:
     if k is None:
         if info.cutoff == "required":
-            msg = f"metric {where!r}: {info.name} needs a cutoff, e.g. '{info.name}@10'."
+            msg = (
+                f"metric {where!r}: {info.name} needs a cutoff, e.g. '{info.name}@10'."
+            )
             raise MetricSpecError(msg)
         return None
     if info.cutoff == "none":
@@ -291,14 +297,14 @@ def _coerce(info: MetricInfo, key: str, raw: Any, where: str) -> ParamValue:
             raise ValueError  # noqa: TRY301
         if isinstance(default, int):
             if isinstance(raw, bool):
-                raise ValueError  # noqa: TRY301
+                raise TypeError  # noqa: TRY301
             number = float(raw) if isinstance(raw, str) else raw
             if number != int(number):
                 raise ValueError  # noqa: TRY301
             return int(number)
         if isinstance(default, float):
             if isinstance(raw, bool):
-                raise ValueError  # noqa: TRY301
+                raise TypeError  # noqa: TRY301
             value = float(raw)
             if not math.isfinite(value):
                 raise ValueError  # noqa: TRY301
@@ -389,12 +395,18 @@ def _parse_value(raw: str, spec: str) -> Any:
                 continue
             level, sep, gain = item.partition(":")
             if not sep:
-                msg = f"metric {spec!r}: gain map entries are level:gain, found {item!r}."
+                msg = (
+                    f"metric {spec!r}: gain map entries are level:gain, found {item!r}."
+                )
                 raise MetricSpecError(msg)
-            pairs.append((_parse_number(level.strip(), spec), _parse_number(gain.strip(), spec)))
+            pairs.append(
+                (_parse_number(level.strip(), spec), _parse_number(gain.strip(), spec))
+            )
         return pairs
     if raw.startswith("[") and raw.endswith("]"):
-        return [_parse_number(v.strip(), spec) for v in raw[1:-1].split(",") if v.strip()]
+        return [
+            _parse_number(v.strip(), spec) for v in raw[1:-1].split(",") if v.strip()
+        ]
     if _NUMBER.fullmatch(raw):
         return _parse_number(raw, spec)
     return raw
@@ -427,12 +439,14 @@ def _parse_trec_suffix(text: str) -> Metric | None:
     return None
 
 
-def _unknown(spec: str) -> None:
+def _unknown(spec: str) -> NoReturn:
     from ireval_df.metrics._registry import ALIASES, REGISTRY
 
     name = re.split(r"[(@]", spec.strip(), maxsplit=1)[0]
     names = sorted(set(REGISTRY) | {a for a in ALIASES})
-    close = difflib.get_close_matches(name.lower(), [n.lower() for n in names], n=3, cutoff=0.5)
+    close = difflib.get_close_matches(
+        name.lower(), [n.lower() for n in names], n=3, cutoff=0.5
+    )
     canonical = []
     for low in close:
         target = REGISTRY[ALIASES[low].metric].name

@@ -25,9 +25,14 @@ def precision_sum(m: Metric) -> pl.Expr:
     )
 
 
-@register("AP", aliases=("map", "map_cut"), cutoff="optional",
-          params={"rel": 1, "norm": "R"}, choices={"norm": ("R", "min_R_k", "relret")},
-          trec_eval="map|map_cut_{k}")
+@register(
+    "AP",
+    aliases=("map", "map_cut"),
+    cutoff="optional",
+    params={"rel": 1, "norm": "R"},
+    choices={"norm": ("R", "min_R_k", "relret")},
+    trec_eval="map|map_cut_{k}",
+)
 def average_precision(m: Metric) -> Plan:
     """Average precision: the mean of P@i over the relevant documents.
 
@@ -59,8 +64,13 @@ def average_precision(m: Metric) -> Plan:
     return Plan(value=shared.safe_div(precision_sum(m), denominator))
 
 
-@register("gmAP", aliases=("gm_map",), params={"rel": 1}, aggregate="gmean",
-          trec_eval="gm_map")
+@register(
+    "gmAP",
+    aliases=("gm_map",),
+    params={"rel": 1},
+    aggregate="gmean",
+    trec_eval="gm_map",
+)
 def gm_average_precision(m: Metric) -> Plan:
     """AP per query, averaged geometrically: ``exp(mean(log(max(AP, 1e-5))))``.
 
@@ -131,7 +141,11 @@ def inferred_ap(m: Metric) -> Plan:
         row={
             nr_col: per_ranking(judged_nonrel.cum_sum()) - judged_nonrel,
             u_col: per_ranking(unjudged.cum_sum()) - unjudged,
-            term: pl.when(~rel).then(pl.lit(0.0)).when(j == 0).then(pl.lit(1.0)).otherwise(inner),
+            term: pl.when(~rel)
+            .then(pl.lit(0.0))
+            .when(j == 0)
+            .then(pl.lit(1.0))
+            .otherwise(inner),
         },
         per_query={term: pl.col(term).sum()},
         value=shared.safe_div(pl.col(term), shared.n_rel(m.rel)),

@@ -18,10 +18,14 @@ def bpref_sum(rel: int) -> pl.Expr:
     """Sum of bpref terms over the relevant retrieved documents (agg column)."""
     label = pl.col("label")
     judged_nonrel = ((label >= 0) & (label < rel)).cast(pl.Int64)
-    seen = define(f"__ireval_bpref_nr_{rel}", "row", per_ranking(judged_nonrel.cum_sum()))
+    seen = define(
+        f"__ireval_bpref_nr_{rel}", "row", per_ranking(judged_nonrel.cum_sum())
+    )
     big_r = shared.n_rel(rel)
     big_n = shared.n_judged_nonrel(rel)
-    penalty = pl.min_horizontal(seen, big_r).cast(pl.Float64) / pl.min_horizontal(big_n, big_r)
+    penalty = pl.min_horizontal(seen, big_r).cast(pl.Float64) / pl.min_horizontal(
+        big_n, big_r
+    )
     term = pl.when(seen == 0).then(pl.lit(1.0)).otherwise(1.0 - penalty)
     return define(
         f"__ireval_bpref_sum_{rel}", "agg", term.filter(shared.is_rel(rel)).sum()
@@ -47,8 +51,13 @@ def bpref(m: Metric) -> Plan:
     return Plan(value=shared.safe_div(bpref_sum(m.rel), shared.n_rel(m.rel)))
 
 
-@register("gmBpref", aliases=("gm_bpref",), params={"rel": 1}, aggregate="gmean",
-          trec_eval="gm_bpref")
+@register(
+    "gmBpref",
+    aliases=("gm_bpref",),
+    params={"rel": 1},
+    aggregate="gmean",
+    trec_eval="gm_bpref",
+)
 def gm_bpref(m: Metric) -> Plan:
     """Bpref per query, averaged geometrically (floor 1e-5), as trec_eval ``gm_bpref``.
 
@@ -80,7 +89,9 @@ def binary_g(m: Metric) -> Plan:
     above = pl.col("rank") - shared.relret_cum(m.rel)
     return Plan(
         per_query={
-            term: (1.0 / (above.cast(pl.Float64) + 2.0).log(2)).filter(shared.is_rel(m.rel)).sum()
+            term: (1.0 / (above.cast(pl.Float64) + 2.0).log(2))
+            .filter(shared.is_rel(m.rel))
+            .sum()
         },
         value=shared.safe_div(pl.col(term), shared.n_rel(m.rel)),
     )

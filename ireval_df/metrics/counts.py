@@ -13,10 +13,15 @@ from ireval_df.metrics._registry import register
 if TYPE_CHECKING:
     from ireval_df.metrics._spec import Metric
 
-_COUNT = {"bounds": (0.0, None), "aggregate": "sum", "empty": None}
 
-
-@register("NumQ", aliases=("num_q",), trec_eval="num_q", **_COUNT)  # type: ignore[arg-type]
+@register(
+    "NumQ",
+    aliases=("num_q",),
+    trec_eval="num_q",
+    bounds=(0.0, None),
+    aggregate="sum",
+    empty=None,
+)
 def num_q(m: Metric) -> Plan:
     """Number of queries: 1 per evaluated query, summed.
 
@@ -30,8 +35,15 @@ def num_q(m: Metric) -> Plan:
     return Plan(value=pl.lit(1.0))
 
 
-@register("NumRet", aliases=("num_ret",), cutoff="optional", trec_eval="num_ret",
-          **_COUNT)  # type: ignore[arg-type]
+@register(
+    "NumRet",
+    aliases=("num_ret",),
+    cutoff="optional",
+    trec_eval="num_ret",
+    bounds=(0.0, None),
+    aggregate="sum",
+    empty=None,
+)
 def num_ret(m: Metric) -> Plan:
     """Number of documents retrieved (in the top k), summed over queries.
 
@@ -45,8 +57,15 @@ def num_ret(m: Metric) -> Plan:
     return Plan(value=shared.n_ret(None if m.k is None else int(m.k)))
 
 
-@register("NumRel", aliases=("num_rel",), params={"rel": 1}, trec_eval="num_rel",
-          **_COUNT)  # type: ignore[arg-type]
+@register(
+    "NumRel",
+    aliases=("num_rel",),
+    params={"rel": 1},
+    trec_eval="num_rel",
+    bounds=(0.0, None),
+    aggregate="sum",
+    empty=None,
+)
 def num_rel(m: Metric) -> Plan:
     """Number of relevant documents in the qrels (R), summed over queries.
 
@@ -60,8 +79,16 @@ def num_rel(m: Metric) -> Plan:
     return Plan(value=shared.n_rel(m.rel))
 
 
-@register("NumRelRet", aliases=("num_rel_ret", "hits"), cutoff="optional",
-          params={"rel": 1}, trec_eval="num_rel_ret", **_COUNT)  # type: ignore[arg-type]
+@register(
+    "NumRelRet",
+    aliases=("num_rel_ret", "hits"),
+    cutoff="optional",
+    params={"rel": 1},
+    trec_eval="num_rel_ret",
+    bounds=(0.0, None),
+    aggregate="sum",
+    empty=None,
+)
 def num_rel_ret(m: Metric) -> Plan:
     """Number of relevant documents retrieved (in the top k), summed over queries.
 
@@ -75,8 +102,15 @@ def num_rel_ret(m: Metric) -> Plan:
     return Plan(value=shared.relret(m.rel, None if m.k is None else int(m.k)))
 
 
-@register("NumNonRelJudgedRet", aliases=("num_nonrel_judged_ret",), params={"rel": 1},
-          trec_eval="num_nonrel_judged_ret", **_COUNT)  # type: ignore[arg-type]
+@register(
+    "NumNonRelJudgedRet",
+    aliases=("num_nonrel_judged_ret",),
+    params={"rel": 1},
+    trec_eval="num_nonrel_judged_ret",
+    bounds=(0.0, None),
+    aggregate="sum",
+    empty=None,
+)
 def num_nonrel_judged_ret(m: Metric) -> Plan:
     """Number of retrieved documents judged non-relevant (grade 0..rel-1), summed.
 

@@ -20,8 +20,9 @@ def _check(m: Metric) -> None:
         raise MetricSpecError(msg)
 
 
-@register("ERR", aliases=("err",), cutoff="optional", params={"max_rel": 0},
-          validate=_check)
+@register(
+    "ERR", aliases=("err",), cutoff="optional", params={"max_rel": 0}, validate=_check
+)
 def expected_reciprocal_rank(m: Metric) -> Plan:
     """Expected reciprocal rank of a cascade user who stops at a satisfying document.
 
@@ -49,7 +50,10 @@ def expected_reciprocal_rank(m: Metric) -> Plan:
     stop = m.col("stop")
     prob = (
         pl.when(pl.col("label") > 0)
-        .then((pl.lit(2.0).pow(pl.min_horizontal(label, gmax)) - 1.0) / pl.lit(2.0).pow(gmax))
+        .then(
+            (pl.lit(2.0).pow(pl.min_horizontal(label, gmax)) - 1.0)
+            / pl.lit(2.0).pow(gmax)
+        )
         .otherwise(0.0)
     )
     go_on = m.col("reach")

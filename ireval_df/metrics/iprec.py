@@ -47,20 +47,30 @@ def iprec_value(m: Metric, level: float) -> pl.Expr:
     )
     n = shared.n_ret()
     return (
-        pl.when((n == 0) & (need <= 0)).then(pl.lit(float("nan"))).otherwise(best.fill_null(0.0))
+        pl.when((n == 0) & (need <= 0))
+        .then(pl.lit(float("nan")))
+        .otherwise(best.fill_null(0.0))
     )
 
 
 def _check_level(m: Metric) -> None:
     for level in m.param("points") if m.name == "11pt" else ():
         if not 0.0 <= level <= 1.0:
-            msg = f"metric {str(m)!r}: recall levels must be in [0, 1], found {level!r}."
+            msg = (
+                f"metric {str(m)!r}: recall levels must be in [0, 1], found {level!r}."
+            )
             raise MetricSpecError(msg)
 
 
-@register("IPrec", aliases=("iprec_at_recall",), cutoff="required", cutoff_type=float,
-          params={"rel": 1, "compat": "10"}, choices=_COMPAT,
-          trec_eval="iprec_at_recall_{k:.2f}")
+@register(
+    "IPrec",
+    aliases=("iprec_at_recall",),
+    cutoff="required",
+    cutoff_type=float,
+    params={"rel": 1, "compat": "10"},
+    choices=_COMPAT,
+    trec_eval="iprec_at_recall_{k:.2f}",
+)
 def interpolated_precision(m: Metric) -> Plan:
     """Interpolated precision at recall r: the best P@k reached with recall >= r.
 
@@ -79,8 +89,14 @@ def interpolated_precision(m: Metric) -> Plan:
     return Plan(value=iprec_value(m, float(m.k)))
 
 
-@register("11pt", aliases=("11pt_avg",), params={"rel": 1, "compat": "10", "points": ELEVEN},
-          choices=_COMPAT, validate=_check_level, trec_eval="11pt_avg")
+@register(
+    "11pt",
+    aliases=("11pt_avg",),
+    params={"rel": 1, "compat": "10", "points": ELEVEN},
+    choices=_COMPAT,
+    validate=_check_level,
+    trec_eval="11pt_avg",
+)
 def eleven_point(m: Metric) -> Plan:
     """Mean interpolated precision over recall levels (default 0.0, 0.1, ..., 1.0).
 

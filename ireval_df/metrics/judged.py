@@ -38,8 +38,13 @@ def judged(m: Metric) -> Plan:
     )
 
 
-@register("Unjudged", aliases=("unj",), cutoff="required", higher_is_better=False,
-          trec_eval="unj_{k}")
+@register(
+    "Unjudged",
+    aliases=("unj",),
+    cutoff="required",
+    higher_is_better=False,
+    trec_eval="unj_{k}",
+)
 def unjudged(m: Metric) -> Plan:
     """Share of unjudged documents in the top k, over k (trec_eval 10 ``unj_k``).
 

@@ -32,8 +32,13 @@ def _k(m: Metric) -> int | None:
     return None if m.k is None else int(m.k)
 
 
-@register("CG", cutoff="optional", params=GAIN_PARAMS, choices=GAIN_CHOICES,
-          bounds=(None, None))
+@register(
+    "CG",
+    cutoff="optional",
+    params=GAIN_PARAMS,
+    choices=GAIN_CHOICES,
+    bounds=(None, None),
+)
 def cumulative_gain(m: Metric) -> Plan:
     """Cumulative gain: the sum of the gains in the top k (no discount).
 
@@ -52,8 +57,15 @@ def cumulative_gain(m: Metric) -> Plan:
     )
 
 
-@register("DCG", aliases=("dcg",), cutoff="optional", params=GAIN_PARAMS,
-          choices=GAIN_CHOICES, bounds=(0.0, None), trec_eval="dcg")
+@register(
+    "DCG",
+    aliases=("dcg",),
+    cutoff="optional",
+    params=GAIN_PARAMS,
+    choices=GAIN_CHOICES,
+    bounds=(0.0, None),
+    trec_eval="dcg",
+)
 def discounted_cumulative_gain(m: Metric) -> Plan:
     """Discounted cumulative gain: ``sum_{i <= k} gain_i / log2(i + 1)``.
 
@@ -68,8 +80,15 @@ def discounted_cumulative_gain(m: Metric) -> Plan:
     return Plan(value=shared.dcg_at(dcg, gains, _k(m)))
 
 
-@register("IDCG", aliases=("ideal_dcg",), cutoff="optional", params=GAIN_PARAMS,
-          choices=GAIN_CHOICES, bounds=(0.0, None), trec_eval="ideal_dcg")
+@register(
+    "IDCG",
+    aliases=("ideal_dcg",),
+    cutoff="optional",
+    params=GAIN_PARAMS,
+    choices=GAIN_CHOICES,
+    bounds=(0.0, None),
+    trec_eval="ideal_dcg",
+)
 def ideal_dcg(m: Metric) -> Plan:
     """Ideal DCG: the DCG of the best possible ranking of the judged documents.
 
@@ -84,9 +103,14 @@ def ideal_dcg(m: Metric) -> Plan:
     return Plan(value=shared.idcg(dcg, gains, _k(m)))
 
 
-@register("nDCG", aliases=("ndcg", "ndcg_cut", ("ndcg_burges", {"dcg": "exp-log2"})),
-          cutoff="optional", params=GAIN_PARAMS, choices=GAIN_CHOICES,
-          trec_eval="ndcg|ndcg_cut_{k}")
+@register(
+    "nDCG",
+    aliases=("ndcg", "ndcg_cut", ("ndcg_burges", {"dcg": "exp-log2"})),
+    cutoff="optional",
+    params=GAIN_PARAMS,
+    choices=GAIN_CHOICES,
+    trec_eval="ndcg|ndcg_cut_{k}",
+)
 def ndcg(m: Metric) -> Plan:
     """Normalised DCG: DCG at k over the ideal DCG at k (0 when the ideal is 0).
 
@@ -107,7 +131,9 @@ def ndcg(m: Metric) -> Plan:
     """
     dcg, gains = _gain(m)
     k = _k(m)
-    return Plan(value=shared.safe_div(shared.dcg_at(dcg, gains, k), shared.idcg(dcg, gains, k)))
+    return Plan(
+        value=shared.safe_div(shared.dcg_at(dcg, gains, k), shared.idcg(dcg, gains, k))
+    )
 
 
 def _cum_dcg(dcg: str, gains: tuple[tuple[int, float], ...]) -> pl.Expr:
@@ -116,8 +142,13 @@ def _cum_dcg(dcg: str, gains: tuple[tuple[int, float], ...]) -> pl.Expr:
     return define(f"__ireval_cumdcg_{key}", "row", per_ranking(term.cum_sum()))
 
 
-@register("nDCGRel", aliases=("ndcg_rel",), params=GAIN_PARAMS, choices=GAIN_CHOICES,
-          trec_eval="ndcg_rel")
+@register(
+    "nDCGRel",
+    aliases=("ndcg_rel",),
+    params=GAIN_PARAMS,
+    choices=GAIN_CHOICES,
+    trec_eval="ndcg_rel",
+)
 def ndcg_rel(m: Metric) -> Plan:
     """nDCG averaged over the relevant documents (trec_eval ``ndcg_rel``, experimental).
 
@@ -148,12 +179,20 @@ def ndcg_rel(m: Metric) -> Plan:
             total: shared.safe_div(cum, ideal_here).filter(positive).sum(),
             found: positive.sum(),
         },
-        value=pl.when(numerator > 0).then(shared.safe_div(numerator, rp)).otherwise(0.0),
+        value=pl.when(numerator > 0)
+        .then(shared.safe_div(numerator, rp))
+        .otherwise(0.0),
     )
 
 
-@register("Rndcg", aliases=("rndcg",), params={**GAIN_PARAMS, "rel": 1},
-          choices=GAIN_CHOICES, bounds=(0.0, None), trec_eval="Rndcg")
+@register(
+    "Rndcg",
+    aliases=("rndcg",),
+    params={**GAIN_PARAMS, "rel": 1},
+    choices=GAIN_CHOICES,
+    bounds=(0.0, None),
+    trec_eval="Rndcg",
+)
 def rndcg(m: Metric) -> Plan:
     """nDCG averaged over the ideal ranking's gain boundaries (trec_eval ``Rndcg``).
 
@@ -180,18 +219,23 @@ def rndcg(m: Metric) -> Plan:
     inv = pl.when(boundary).then(1.0 / icum).otherwise(0.0)
     cnt = boundary.cast(pl.Int64)
     tail_inv = define(
-        f"__ireval_rndcg_tinv_{key}", "ideal",
+        f"__ireval_rndcg_tinv_{key}",
+        "ideal",
         inv.sum().over("query_id") - inv.cum_sum().over("query_id", order_by=irank),
         table=key,
     )
     tail_cnt = define(
-        f"__ireval_rndcg_tcnt_{key}", "ideal",
+        f"__ireval_rndcg_tcnt_{key}",
+        "ideal",
         cnt.sum().over("query_id") - cnt.cum_sum().over("query_id", order_by=irank),
         table=key,
     )
     n_bounds = define(
-        f"__ireval_rndcg_nb_{key}", "qrels",
-        shared.qrels_gain(dcg, gains).filter(shared.qrels_gain(dcg, gains) > 0).n_unique(),
+        f"__ireval_rndcg_nb_{key}",
+        "qrels",
+        shared.qrels_gain(dcg, gains)
+        .filter(shared.qrels_gain(dcg, gains) > 0)
+        .n_unique(),
     )
     cum = _cum_dcg(dcg, gains)
     full = shared.idcg(dcg, gains, None)
@@ -201,14 +245,9 @@ def rndcg(m: Metric) -> Plan:
     dcg_n = shared.dcg_at(dcg, gains, None)
     n = shared.n_ret()
     extra = (n > rp + 1).cast(pl.Float64)
-    total = (
-        pl.col(s_in)
-        + dcg_n * pl.col(t_inv)
-        + extra * shared.safe_div(dcg_n, full)
-    )
+    total = pl.col(s_in) + dcg_n * pl.col(t_inv) + extra * shared.safe_div(dcg_n, full)
     count = (
-        pl.when(n == 0).then(n_bounds).otherwise(pl.col(c_in) + pl.col(t_cnt))
-        + extra
+        pl.when(n == 0).then(n_bounds).otherwise(pl.col(c_in) + pl.col(t_cnt)) + extra
     )
     return Plan(
         per_query={
@@ -223,8 +262,9 @@ def rndcg(m: Metric) -> Plan:
     )
 
 
-@register("G", params=GAIN_PARAMS, choices=GAIN_CHOICES, bounds=(0.0, None),
-          trec_eval="G")
+@register(
+    "G", params=GAIN_PARAMS, choices=GAIN_CHOICES, bounds=(0.0, None), trec_eval="G"
+)
 def g_measure(m: Metric) -> Plan:
     """trec_eval's experimental G: gains discounted by the gain still missing.
 
@@ -245,7 +285,9 @@ def g_measure(m: Metric) -> Plan:
     s_col, c_col, term = m.col("s"), m.col("c"), m.col("term")
     qgain = shared.qrels_gain(dcg, gains)
     total_ideal = define(
-        f"__ireval_itotal_{shared.gain_key(dcg, gains)}", "qrels", qgain.filter(qgain > 0).sum()
+        f"__ireval_itotal_{shared.gain_key(dcg, gains)}",
+        "qrels",
+        qgain.filter(qgain > 0).sum(),
     )
     return Plan(
         row={
@@ -253,7 +295,9 @@ def g_measure(m: Metric) -> Plan:
             c_col: per_ranking(pl.max_horizontal(ideal, pl.lit(1.0)).cum_sum()),
         },
         per_query={
-            term: (gain / (2.0 + pl.col(c_col) - pl.col(s_col)).log(2)).filter(gain != 0).sum()
+            term: (gain / (2.0 + pl.col(c_col) - pl.col(s_col)).log(2))
+            .filter(gain != 0)
+            .sum()
         },
         value=shared.safe_div(pl.col(term), total_ideal),
     )

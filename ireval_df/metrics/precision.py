@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from ireval_df.metrics._spec import Metric
 
 
-@register("P", aliases=("precision",), cutoff="required", params={"rel": 1},
-          trec_eval="P_{k}")
+@register(
+    "P", aliases=("precision",), cutoff="required", params={"rel": 1}, trec_eval="P_{k}"
+)
 def precision(m: Metric) -> Plan:
     """Precision at k: relevant documents in the top k, divided by k.
 
@@ -34,8 +35,13 @@ def precision(m: Metric) -> Plan:
     return Plan(value=shared.relret(m.rel, int(m.k)) / float(m.k))
 
 
-@register("RelP", aliases=("relative_P",), cutoff="required", params={"rel": 1},
-          trec_eval="relative_P_{k}")
+@register(
+    "RelP",
+    aliases=("relative_P",),
+    cutoff="required",
+    params={"rel": 1},
+    trec_eval="relative_P_{k}",
+)
 def relative_precision(m: Metric) -> Plan:
     """Relative precision at k: relevant in the top k over min(k, R).
 
@@ -67,9 +73,17 @@ def _rprec_mult_suffix(text: str) -> tuple[dict[str, object], None]:
     return {"mult": float(text)}, None
 
 
-@register("Rprec", aliases=("r-precision", "rprec",
-                             Alias("Rprec_mult", "Rprec", {}, _rprec_mult_suffix)),
-          params={"rel": 1, "mult": 1.0}, trec_eval="Rprec", validate=_check_mult)
+@register(
+    "Rprec",
+    aliases=(
+        "r-precision",
+        "rprec",
+        Alias("Rprec_mult", "Rprec", {}, _rprec_mult_suffix),
+    ),
+    params={"rel": 1, "mult": 1.0},
+    trec_eval="Rprec",
+    validate=_check_mult,
+)
 def r_precision(m: Metric) -> Plan:
     """R-precision: precision at rank R (or at ``mult`` x R).
 
@@ -85,7 +99,6 @@ def r_precision(m: Metric) -> Plan:
     0.5
     """
     mult = float(m.param("mult"))
-    cut = m.col("k")
     hit = m.col("hit")
     big_r = shared.n_rel(m.rel).cast(pl.Float64)
     k_expr = (big_r * mult + 0.9).floor()
@@ -96,8 +109,13 @@ def r_precision(m: Metric) -> Plan:
     )
 
 
-@register("Success", aliases=("hit", "hit_rate", "success"), cutoff="optional",
-          params={"rel": 1}, trec_eval="success_{k}")
+@register(
+    "Success",
+    aliases=("hit", "hit_rate", "success"),
+    cutoff="optional",
+    params={"rel": 1},
+    trec_eval="success_{k}",
+)
 def success(m: Metric) -> Plan:
     """Success at k: 1 when a relevant document is in the top k, else 0.
 
@@ -133,5 +151,7 @@ def best(m: Metric) -> Plan:
     return Plan(
         row={hit: (pl.col("label") == top) & m.in_cutoff()},
         per_query={hit: pl.col(hit).any()},
-        value=(pl.col(hit).fill_null(value=False).cast(pl.Boolean) & (top >= m.rel)).cast(pl.Float64),
+        value=(
+            pl.col(hit).fill_null(value=False).cast(pl.Boolean) & (top >= m.rel)
+        ).cast(pl.Float64),
     )

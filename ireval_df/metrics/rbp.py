@@ -42,11 +42,23 @@ def _normalised_gain(m: Metric) -> pl.Expr:
     in_table = (pl.col("label") >= 0) | pl.col("label").is_in([lvl for lvl, _ in gains])
     rescale = (g_min < 0) | (g_max > 1)
     scaled = shared.safe_div(gain - g_min, g_max - g_min)
-    return pl.when(in_table & rescale).then(scaled).when(in_table).then(gain).otherwise(0.0)
+    return (
+        pl.when(in_table & rescale)
+        .then(scaled)
+        .when(in_table)
+        .then(gain)
+        .otherwise(0.0)
+    )
 
 
-@register("RBP", aliases=(("rbp", {"p": 0.9}),), cutoff="optional",
-          params={"p": 0.8, "gains": ()}, validate=_check_p, trec_eval="rbp")
+@register(
+    "RBP",
+    aliases=(("rbp", {"p": 0.9}),),
+    cutoff="optional",
+    params={"p": 0.8, "gains": ()},
+    validate=_check_p,
+    trec_eval="rbp",
+)
 def rank_biased_precision(m: Metric) -> Plan:
     """Rank-biased precision: ``(1 - p) sum_i g_i p^(i-1)``, graded as trec_eval 10.
 
@@ -66,13 +78,21 @@ def rank_biased_precision(m: Metric) -> Plan:
     p = float(m.param("p"))
     total = m.col("sum")
     return Plan(
-        per_query={total: (_normalised_gain(m) * _weight(p)).filter(m.in_cutoff()).sum()},
+        per_query={
+            total: (_normalised_gain(m) * _weight(p)).filter(m.in_cutoff()).sum()
+        },
         value=(1.0 - p) * pl.col(total),
     )
 
 
-@register("RBPResidual", aliases=(("rbp_resid", {"p": 0.9}),), params={"p": 0.8},
-          validate=_check_p, higher_is_better=False, trec_eval="rbp_resid")
+@register(
+    "RBPResidual",
+    aliases=(("rbp_resid", {"p": 0.9}),),
+    params={"p": 0.8},
+    validate=_check_p,
+    higher_is_better=False,
+    trec_eval="rbp_resid",
+)
 def rbp_residual(m: Metric) -> Plan:
     """RBP residual as trec_eval 10 computes it: the weight left to unjudged documents.
 
@@ -92,7 +112,10 @@ def rbp_residual(m: Metric) -> Plan:
     total, any_unjudged = m.col("sum"), m.col("any")
     n = shared.n_ret().cast(pl.Float64)
     return Plan(
-        per_query={total: _weight(p).filter(unjudged).sum(), any_unjudged: unjudged.any()},
+        per_query={
+            total: _weight(p).filter(unjudged).sum(),
+            any_unjudged: unjudged.any(),
+        },
         fills={any_unjudged: 0.0},
         value=pl.when(pl.col(any_unjudged).cast(pl.Boolean))
         .then(pl.lit(p).pow(n) + (1.0 - p) * pl.col(total))

@@ -15,8 +15,13 @@ if TYPE_CHECKING:
     from ireval_df.metrics._spec import Metric
 
 
-@register("R", aliases=("recall",), cutoff="required", params={"rel": 1},
-          trec_eval="recall_{k}")
+@register(
+    "R",
+    aliases=("recall",),
+    cutoff="required",
+    params={"rel": 1},
+    trec_eval="recall_{k}",
+)
 def recall(m: Metric) -> Plan:
     """Recall at k: the share of the query's relevant documents found in the top k.
 
@@ -31,7 +36,9 @@ def recall(m: Metric) -> Plan:
     0.5
     """
     assert m.k is not None
-    return Plan(value=shared.safe_div(shared.relret(m.rel, int(m.k)), shared.n_rel(m.rel)))
+    return Plan(
+        value=shared.safe_div(shared.relret(m.rel, int(m.k)), shared.n_rel(m.rel))
+    )
 
 
 def _check_beta(m: Metric) -> None:
@@ -40,7 +47,9 @@ def _check_beta(m: Metric) -> None:
         raise MetricSpecError(msg)
 
 
-def f_measure(relret: pl.Expr, precision: pl.Expr, recall: pl.Expr, beta: float) -> pl.Expr:
+def f_measure(
+    relret: pl.Expr, precision: pl.Expr, recall: pl.Expr, beta: float
+) -> pl.Expr:
     """``(1 + b^2) P R / (b^2 P + R)``, 0 when nothing relevant was retrieved."""
     b2 = beta * beta
     return (
@@ -50,8 +59,13 @@ def f_measure(relret: pl.Expr, precision: pl.Expr, recall: pl.Expr, beta: float)
     )
 
 
-@register("F", aliases=("F1", "f1"), cutoff="required", params={"rel": 1, "beta": 1.0},
-          validate=_check_beta)
+@register(
+    "F",
+    aliases=("F1", "f1"),
+    cutoff="required",
+    params={"rel": 1, "beta": 1.0},
+    validate=_check_beta,
+)
 def f_at_k(m: Metric) -> Plan:
     """F-measure at k of P@k and R@k, weighted by ``beta`` (F1 by default).
 

@@ -14,8 +14,13 @@ if TYPE_CHECKING:
     from ireval_df.metrics._spec import Metric
 
 
-@register("RR", aliases=("recip_rank", "mrr", "MRR"), cutoff="optional", params={"rel": 1},
-          trec_eval="recip_rank")
+@register(
+    "RR",
+    aliases=("recip_rank", "mrr", "MRR"),
+    cutoff="optional",
+    params={"rel": 1},
+    trec_eval="recip_rank",
+)
 def reciprocal_rank(m: Metric) -> Plan:
     """Reciprocal rank: 1 / rank of the first relevant document (in the top k).
 

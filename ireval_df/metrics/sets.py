@@ -46,8 +46,12 @@ def set_recall(m: Metric) -> Plan:
     return Plan(value=shared.safe_div(shared.relret(m.rel), shared.n_rel(m.rel)))
 
 
-@register("SetRelP", aliases=("set_relative_P",), params={"rel": 1},
-          trec_eval="set_relative_P")
+@register(
+    "SetRelP",
+    aliases=("set_relative_P",),
+    params={"rel": 1},
+    trec_eval="set_relative_P",
+)
 def set_relative_precision(m: Metric) -> Plan:
     """Set relative precision: ``relret / min(n, R)`` (0 when that is 0).
 
@@ -74,7 +78,9 @@ def set_average_precision(m: Metric) -> Plan:
     0.5
     """
     hits = shared.relret(m.rel).cast(pl.Float64)
-    return Plan(value=shared.safe_div(hits * hits, shared.n_ret() * shared.n_rel(m.rel)))
+    return Plan(
+        value=shared.safe_div(hits * hits, shared.n_ret() * shared.n_rel(m.rel))
+    )
 
 
 def _set_f_suffix(text: str) -> tuple[dict[str, object], None]:
@@ -82,8 +88,13 @@ def _set_f_suffix(text: str) -> tuple[dict[str, object], None]:
     return {"beta": math.sqrt(float(text))}, None
 
 
-@register("SetF", aliases=(Alias("set_F", "SetF", {}, _set_f_suffix),),
-          params={"rel": 1, "beta": 1.0}, trec_eval="set_F", validate=_check_beta)
+@register(
+    "SetF",
+    aliases=(Alias("set_F", "SetF", {}, _set_f_suffix),),
+    params={"rel": 1, "beta": 1.0},
+    trec_eval="set_F",
+    validate=_check_beta,
+)
 def set_f(m: Metric) -> Plan:
     """Set F-measure of set precision and set recall, weighted by ``beta``.
 
@@ -109,10 +120,20 @@ def _utility_suffix(text: str) -> tuple[dict[str, object], None]:
     return dict(zip(names, values, strict=False)), None
 
 
-@register("Utility", aliases=(Alias("utility", "Utility", {}, _utility_suffix),),
-          params={"rel": 1, "rel_ret": 1.0, "nonrel_ret": -1.0, "rel_nonret": 0.0,
-                  "nonrel_nonret": 0.0, "collection": 0},
-          bounds=(None, None), trec_eval="utility")
+@register(
+    "Utility",
+    aliases=(Alias("utility", "Utility", {}, _utility_suffix),),
+    params={
+        "rel": 1,
+        "rel_ret": 1.0,
+        "nonrel_ret": -1.0,
+        "rel_nonret": 0.0,
+        "nonrel_nonret": 0.0,
+        "collection": 0,
+    },
+    bounds=(None, None),
+    trec_eval="utility",
+)
 def utility(m: Metric) -> Plan:
     """Linear utility of the retrieved set (TREC filtering track).
 
