@@ -1,0 +1,211 @@
+"""Paths, formats and raw bytes: the helpers every reader and writer shares.
+
+Every failure to open, decompress or decode a file becomes a
+:class:`~ireval_df.errors.FormatError` that names the file (and the line when
+there is one), so callers never see an ``OSError`` or a polars traceback.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+from ireval_df.errors import FormatError
+
+if TYPE_CHECKING:
+    from ireval_df._typing import PathLike
+
+__all__ = [
+    "GZIP_MAGIC",
+    "Format",
+    "check_text",
+    "detect_format",
+    "display",
+    "file_error",
+    "line_error",
+    "read_bytes",
+    "shorten",
+    "stem",
+]
+
+#: Input formats, chosen by file extension.
+Format: TypeAlias = Literal["trec", "csv", "tsv", "parquet", "jsonl", "json"]
+
+GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"
+
+_BY_SUFFIX: dict[str, Format] = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+}
+
+#: How many characters of an offending line a message quotes.
+_LINE_CHARS = 200
+
+
+def display(path: PathLike) -> str:
+    """Return the file name as the caller spelled it, for messages."""
+    return os.fspath(path)
+
+
+def stem(path: PathLike) -> str:
+    """Return the file name without directory and extensions (``.gz`` too).
+
+    Examples
+    --------
+    >>> stem("runs/bm25.run.gz"), stem("dense.parquet")
+    ('bm25', 'dense')
+    """
+    name = Path(path).name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    return Path(name).stem or name
+
+
+def detect_format(path: PathLike) -> tuple[Format, bool]:
+    """Return the format an extension stands for, and whether it is gzipped.
+
+    ``.parquet``/``.pq``, ``.csv``, ``.tsv``, ``.jsonl``/``.ndjson``,
+    ``.json``; ``.gz`` wraps any text format; anything else is TREC text.
+
+    Examples
+    --------
+    >>> detect_format("a.csv.gz"), detect_format("b.run"), detect_format("c.pq")
+    (('csv', True), ('trec', False), ('parquet', False))
+    """
+    name = Path(path).name.lower()
+    gz = name.endswith(".gz")
+    if gz:
+        name = name[:-3]
+    fmt = _BY_SUFFIX.get(Path(name).suffix, "trec")
+    if gz and fmt == "parquet":
+        msg = (
+            f"{display(path)}: Parquet files are compressed internally and "
+            f"cannot be gzipped; gunzip it, or gzip only text formats "
+            f"(TREC, CSV, TSV, JSONL)"
+        )
+        raise FormatError(msg)
+    return fmt, gz
+
+
+def file_error(path: PathLike, exc: OSError) -> FormatError:
+    """Turn an ``OSError`` met while opening ``path`` into a FormatError."""
+    name = display(path)
+    if isinstance(exc, FileNotFoundError):
+        msg = f"cannot read {name!r}: no such file"
+    elif isinstance(exc, IsADirectoryError):
+        msg = f"cannot read {name!r}: it is a directory, not a file"
+    elif isinstance(exc, PermissionError):
+        msg = f"cannot read {name!r}: permission denied"
+    else:
+        msg = f"cannot read {name!r}: {exc.strerror or exc}"
+    return FormatError(msg)
+
+
+def shorten(text: str) -> str:
+    """Quote ``text`` for a message, cut to about 200 characters.
+
+    Examples
+    --------
+    >>> shorten("301 Q0 d1")
+    "'301 Q0 d1'"
+    >>> len(shorten("x" * 1000))
+    206
+    """
+    if len(text) > _LINE_CHARS:
+        return repr(text[:_LINE_CHARS]) + " ..."
+    return repr(text)
+
+
+def line_error(name: str, line: int, text: str, problem: str) -> FormatError:
+    """Build the FormatError for one bad line: file, line number, problem, text.
+
+    Examples
+    --------
+    >>> print(line_error("a.run", 3, "301 Q0", "expected 6 fields, found 2"))
+    a.run, line 3: expected 6 fields, found 2: '301 Q0'
+    """
+    return FormatError(f"{name}, line {line}: {problem}: {shorten(text)}")
+
+
+def read_bytes(path: PathLike) -> bytes:
+    """Return the file's bytes, gunzipped when gzip-compressed, without a BOM.
+
+    Compression is recognised by its magic bytes, so a gzipped file is read
+    whatever its name. Open and decompression failures become FormatError.
+    """
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise file_error(path, exc) from exc
+    if raw[:2] == GZIP_MAGIC:
+        raw = gunzip(raw, display(path))
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM) :]
+    return raw
+
+
+def gunzip(raw: bytes, name: str) -> bytes:
+    """Decompress gzip bytes or raise a FormatError naming the file."""
+    try:
+        return gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as exc:
+        msg = (
+            f"{name}: not a valid gzip file ({exc}); the file may be truncated "
+            f"or corrupt"
+        )
+        raise FormatError(msg) from exc
+
+
+def check_text(data: bytes, name: str) -> None:
+    r"""Raise a FormatError (with the line) unless ``data`` is UTF-8 text.
+
+    Empty input, NUL bytes (binary files) and bytes that are not UTF-8 are
+    reported with the 1-based line number where they occur.
+
+    Examples
+    --------
+    >>> check_text(b"301 Q0 d1 1 2.5 x\n", "a.run")
+    >>> check_text(b"ok\nbad \xff\n", "a.run")
+    Traceback (most recent call last):
+    ...
+    ireval_df.errors.FormatError: a.run, line 2: not valid UTF-8 text (byte 0xff ...
+    """
+    if not data or data.isspace():
+        msg = f"{name} is empty" if not data else f"{name} contains only whitespace"
+        raise FormatError(msg)
+    nul = data.find(b"\x00")
+    if nul != -1:
+        raise _bytes_error(
+            data, nul, name, "contains a NUL byte; this looks like a binary file"
+        )
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = data[exc.start]
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        column = exc.start - start + 1
+        hint = "convert the file to UTF-8"
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            hint = "the file looks UTF-16 encoded; convert it to UTF-8"
+        problem = f"not valid UTF-8 text (byte {bad:#04x} at column {column}); {hint}"
+        raise _bytes_error(data, exc.start, name, problem) from exc
+
+
+def _bytes_error(data: bytes, pos: int, name: str, problem: str) -> FormatError:
+    """Locate byte ``pos`` in ``data`` and build the line's FormatError."""
+    start = data.rfind(b"\n", 0, pos) + 1
+    end = data.find(b"\n", pos)
+    end = len(data) if end == -1 else end
+    line = data.count(b"\n", 0, pos) + 1
+    text = data[start:end].rstrip(b"\r").decode("utf-8", errors="replace")
+    return line_error(name, line, text, problem)

@@ -1,0 +1,460 @@
+"""TREC text files: runs, qrels and simple query lists.
+
+The reading rules are those of trec_eval 10.0 (``SPEC.md`` section 1), with
+two deliberate differences: relevance must be an integer (trec_eval's
+``atol`` turns ``1.7`` into 1 and ``abc`` into 0 silently) and scores must be
+numbers (``atof`` turns junk into 0.0); both are a :class:`FormatError`
+naming the line here. Qrels comment lines are accepted anywhere.
+
+Two readers share the work. A fast one hands files whose fields are
+separated by exactly one space (or exactly one tab) to polars' multithreaded
+CSV reader and checks the result cheaply; whenever that check fails, a
+careful one splits every line on any whitespace with a regular expression,
+keeping line numbers, so that every malformed line is reported precisely.
+Both give the same frame for the same valid file.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from ireval_df.errors import FormatError
+from ireval_df.io._files import (
+    GZIP_MAGIC,
+    check_text,
+    display,
+    file_error,
+    line_error,
+    read_bytes,
+)
+
+if TYPE_CHECKING:
+    from ireval_df._typing import PathLike
+
+__all__ = [
+    "read_trec_qrels",
+    "read_trec_queries",
+    "read_trec_run",
+    "trec_run_id_of_last_line",
+]
+
+# C ``isspace`` without the newline: what trec_eval splits fields on.
+_WS = r"[ \t\r\x0B\x0C]"
+_FIELD = r"[^ \t\r\x0B\x0C]+"
+_FIELD_RE = re.compile(_FIELD)
+_SKIP = f"^{_WS}*(?:#|$)"  # blank, whitespace-only and comment lines
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The fields of one kind of TREC line."""
+
+    kind: str
+    fields: tuple[str, ...]
+    exact: bool
+    spelled: str
+
+    @property
+    def expected(self) -> str:
+        amount = "exactly" if self.exact else "at least"
+        return (
+            f"expected {amount} {len(self.fields)} whitespace-separated fields "
+            f"({self.spelled})"
+        )
+
+    @property
+    def pattern(self) -> str:
+        groups = f"{_WS}+".join(f"(?P<{f}>{_FIELD})" for f in self.fields)
+        return f"^{_WS}*{groups}" + (f"{_WS}*$" if self.exact else f"(?:{_WS}|$)")
+
+
+_RUN = _Layout(
+    "run",
+    ("query_id", "iter", "doc_id", "rank", "score", "run_id"),
+    exact=False,
+    spelled="qid Q0 docno rank score tag",
+)
+_QRELS = _Layout(
+    "qrels",
+    ("query_id", "iter", "doc_id", "relevance"),
+    exact=True,
+    spelled="qid iter docno relevance",
+)
+
+
+def read_trec_run(path: PathLike) -> pl.DataFrame:
+    r"""Read a TREC run file (``qid Q0 docno rank score tag`` per line).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file; gzip-compressed files are recognised by content.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``query_id``, ``doc_id`` (String), ``rank`` (UInt32), ``score``
+        (Float64), ``run_id`` (String, the tag of each line), in file order.
+        A ``rank`` that is not a non-negative integer becomes null (trec_eval
+        ignores the column).
+
+    Raises
+    ------
+    FormatError
+        Missing or unreadable file, empty file, a line with fewer than six
+        fields, a score that is not a number, bytes that are not UTF-8.
+
+    Notes
+    -----
+    Fields are separated by any whitespace; blank lines and lines whose first
+    non-blank character is ``#`` are skipped; fields after the sixth are
+    ignored. Each line keeps its own tag (trec_eval uses the tag of the last
+    line for the whole file: see :func:`trec_run_id_of_last_line`).
+
+    Examples
+    --------
+    >>> path = getfixture("tmp_path") / "bm25.run"
+    >>> _ = path.write_text("301 Q0 FR940104-0-00001 1 12.5 bm25\n")
+    >>> read_trec_run(path).rows()
+    [('301', 'FR940104-0-00001', 1, 12.5, 'bm25')]
+    """
+    return _read(path, _RUN)
+
+
+def read_trec_qrels(path: PathLike) -> pl.DataFrame:
+    r"""Read a TREC qrels file (``qid iter docno relevance`` per line).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file; gzip-compressed files are recognised by content.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``query_id``, ``doc_id`` (String), ``relevance`` (Int32), in file
+        order. Negative grades are kept: they mean "pooled, not judged".
+
+    Raises
+    ------
+    FormatError
+        A line without exactly four fields, a relevance that is not an
+        integer (``1.7``, ``abc``), an unreadable or empty file.
+
+    Examples
+    --------
+    >>> path = getfixture("tmp_path") / "qrels.txt"
+    >>> _ = path.write_text("# judged by NIST\n301 0 FR940104-0-00001 2\n")
+    >>> read_trec_qrels(path).rows()
+    [('301', 'FR940104-0-00001', 2)]
+    """
+    return _read(path, _QRELS)
+
+
+def read_trec_queries(path: PathLike) -> pl.DataFrame:
+    r"""Read a plain query list: a query id, whitespace, the query text.
+
+    This is the layout of MS MARCO ``queries.tsv`` and of most
+    ``topics.txt`` files. Blank lines and ``#`` comments are skipped.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file; gzip-compressed files are recognised by content.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``query_id`` and ``text`` (String; empty when a line has only an id).
+
+    Examples
+    --------
+    >>> path = getfixture("tmp_path") / "topics.txt"
+    >>> _ = path.write_text("301\tinternational organized crime\n")
+    >>> read_trec_queries(path).rows()
+    [('301', 'international organized crime')]
+    """
+    data = read_bytes(path)
+    name = display(path)
+    lines = _lines(data, name)
+    pattern = f"^{_WS}*(?P<query_id>{_FIELD})(?:{_WS}+(?P<text>.*?))?{_WS}*$"
+    parsed = (
+        lines.lazy()
+        .filter(~pl.col("text").str.contains(_SKIP))
+        .select(pl.col("text").str.extract_groups(pattern).alias("fields"))
+        .unnest("fields")
+        .with_columns(pl.col("text").fill_null(""))
+        .collect()
+    )
+    if parsed.height == 0:
+        raise _no_data(name, "a query id and the query text")
+    return parsed
+
+
+def trec_run_id_of_last_line(path: PathLike) -> str:
+    r"""Return the tag of the last run line, which trec_eval uses for a file.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A TREC run file, possibly gzip-compressed.
+
+    Returns
+    -------
+    str
+        The sixth field of the last line that is neither blank nor a ``#``
+        comment.
+
+    Raises
+    ------
+    FormatError
+        The file has no data line, or its last one has fewer than six fields.
+
+    Examples
+    --------
+    >>> path = getfixture("tmp_path") / "two.run"
+    >>> _ = path.write_text("1 Q0 a 1 2.0 first\n1 Q0 b 2 1.0 second\n# end\n")
+    >>> trec_run_id_of_last_line(path)
+    'second'
+    """
+    data = read_bytes(path)
+    name = display(path)
+    end = len(data)
+    while end > 0:
+        start = data.rfind(b"\n", 0, end) + 1
+        line = data[start:end]
+        end = start - 1
+        stripped = line.strip(b" \t\r\x0b\x0c")
+        if not stripped or stripped.startswith(b"#"):
+            continue
+        fields = stripped.split()
+        text = line.rstrip(b"\r").decode("utf-8", errors="replace")
+        if len(fields) < len(_RUN.fields):
+            number = data.count(b"\n", 0, start) + 1
+            problem = f"{_RUN.expected}, found {len(fields)}"
+            raise line_error(name, number, text, problem)
+        try:
+            return fields[5].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            number = data.count(b"\n", 0, start) + 1
+            problem = "the tag is not valid UTF-8 text; convert the file to UTF-8"
+            raise line_error(name, number, text, problem) from exc
+    raise _no_data(name, _RUN.spelled)
+
+
+# --------------------------------------------------------------------------
+# reading
+
+
+def _read(path: PathLike, layout: _Layout) -> pl.DataFrame:
+    """Read with the fast reader when it can vouch for the file, else carefully."""
+    name = display(path)
+    data: bytes | None = None
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size == 0:
+                msg = f"{name} is empty"
+                raise FormatError(msg)
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                flags = None if mm[:2] == GZIP_MAGIC else _Bytes.of(mm)
+    except OSError as exc:
+        raise file_error(path, exc) from exc
+    source: str | bytes = os.fspath(path)
+    if flags is None:  # gzipped: decompress once, for both readers
+        data = read_bytes(path)
+        flags = _Bytes.of(data)
+        source = data
+    frame = _fast(source, flags, layout)
+    if frame is None:
+        frame = _careful(read_bytes(path) if data is None else data, name, layout)
+    return frame
+
+
+@dataclass(frozen=True)
+class _Bytes:
+    """Which whitespace and control bytes occur in a file (memchr-fast)."""
+
+    tab: bool
+    space: bool
+    cr: bool
+    hash: bool  # without any '#', no comment handling (it costs 20 %)
+    other: bool  # vertical tab, form feed or NUL: always the careful reader
+
+    @classmethod
+    def of(cls, buf: bytes | mmap.mmap) -> _Bytes:
+        def has(byte: bytes) -> bool:
+            return buf.find(byte) != -1
+
+        return cls(
+            tab=has(b"\t"),
+            space=has(b" "),
+            cr=has(b"\r"),
+            hash=has(b"#"),
+            other=has(b"\x0b") or has(b"\x0c") or has(b"\x00"),
+        )
+
+
+def _fast(source: str | bytes, flags: _Bytes, layout: _Layout) -> pl.DataFrame | None:
+    """Parse a file split by single spaces or single tabs, or return None.
+
+    Splitting on one separator equals splitting on whitespace runs exactly
+    when no field comes out empty and no other whitespace occurs, which the
+    null count and the byte flags establish. Anything else (mixed tabs and
+    spaces, runs of blanks, indented comments, parse failures, invalid
+    UTF-8) returns None and the careful reader takes over.
+    """
+    if flags.other or (flags.tab and flags.space):
+        return None
+    separator = "\t" if flags.tab else " "
+    # ranks and grades parse as integers here (a rank like "1.0" sends the
+    # file to the careful reader, which reads it as trec_eval would)
+    numeric = {"score": pl.Float64, "rank": pl.Int64, "relevance": pl.Int64}
+    schema = {field: numeric.get(field, pl.String) for field in layout.fields}
+    options = {} if layout.exact else {"extra_columns": "ignore"}
+    try:
+        frame = (
+            pl.scan_csv(
+                source,
+                separator=separator,
+                has_header=False,
+                quote_char=None,
+                comment_prefix="#" if flags.hash else None,
+                schema=schema,
+                truncate_ragged_lines=not layout.exact,
+                raise_if_empty=False,
+                glob=False,
+                **options,  # type: ignore[arg-type]  # Literal value in a dict
+            )
+        ).collect()
+    except (pl.exceptions.PolarsError, OSError):
+        return None
+    if _has_nulls(frame):  # empty fields: blank lines, or runs of separators
+        frame = frame.filter(~pl.all_horizontal(pl.all().is_null()))
+        if _has_nulls(frame):
+            return None
+    if frame.height == 0:
+        return None
+    strings = [f for f, dtype in schema.items() if dtype == pl.String]
+    if (
+        flags.cr
+        and frame.select(
+            pl.any_horizontal(
+                pl.col(f).str.contains("\r", literal=True).any() for f in strings
+            )
+        ).item()
+    ):
+        return None
+    if "relevance" in schema and not _in_int32(frame["relevance"]):
+        return None
+    return _finish(frame, layout)
+
+
+def _has_nulls(frame: pl.DataFrame) -> bool:
+    return bool(frame.null_count().sum_horizontal().item())
+
+
+def _in_int32(values: pl.Series) -> bool:
+    """Tell whether integer ``values`` all fit in an Int32."""
+    low, high = values.min(), values.max()
+    return (
+        isinstance(low, int)
+        and isinstance(high, int)
+        and _INT32[0] <= low
+        and high <= _INT32[1]
+    )
+
+
+def _lines(data: bytes, name: str) -> pl.DataFrame:
+    """Split checked UTF-8 bytes into lines: ``line`` (1-based), ``text``."""
+    check_text(data, name)
+    try:
+        lines = pl.read_csv(
+            data,
+            separator="\x00",  # check_text rejected NUL bytes: one field a line
+            has_header=False,
+            quote_char=None,
+            schema={"text": pl.String},
+            empty_string_is_null=False,
+            truncate_ragged_lines=True,
+            raise_if_empty=False,
+        )
+    except pl.exceptions.PolarsError as exc:  # pragma: no cover - checked above
+        msg = f"{name}: could not be read as text ({exc})"
+        raise FormatError(msg) from exc
+    return lines.with_row_index("line", offset=1)
+
+
+def _careful(data: bytes, name: str, layout: _Layout) -> pl.DataFrame:
+    """Split every line on whitespace and report the first bad one exactly."""
+    lines = _lines(data, name)
+    if layout is _RUN:
+        field, value = "score", pl.col("score").cast(pl.Float64, strict=False)
+        problem = "is not a number"
+    else:
+        field, value = "relevance", pl.col("relevance").cast(pl.Int64, strict=False)
+        problem = "is not an integer (relevance grades are whole numbers)"
+    parsed = (
+        lines.lazy()
+        .filter(~pl.col("text").str.contains(_SKIP))
+        .with_columns(pl.col("text").str.extract_groups(layout.pattern).alias("f"))
+        .unnest("f")
+        .with_columns(value.alias("__ireval_value"))
+        .collect()
+    )
+    if parsed.height == 0:
+        raise _no_data(name, layout.spelled)
+    if parsed["query_id"].null_count():
+        malformed = parsed.filter(pl.col("query_id").is_null())
+        line, text = malformed.row(0)[:2]
+        found = len(_FIELD_RE.findall(text))
+        raise _more(
+            line_error(name, line, text, f"{layout.expected}, found {found}"),
+            malformed.height - 1,
+            "malformed",
+        )
+    if field == "relevance" and parsed["__ireval_value"].null_count() == 0:
+        value = pl.col("__ireval_value")
+        parsed = parsed.with_columns(pl.when(value.is_between(*_INT32)).then(value))
+        problem = "is outside the Int32 range"
+    if parsed["__ireval_value"].null_count():
+        bad = parsed.filter(pl.col("__ireval_value").is_null())
+        row = bad.row(0, named=True)
+        problem = f"{field} {row[field]!r} {problem}"
+        error = line_error(name, row["line"], row["text"], problem)
+        raise _more(error, bad.height - 1, "such")
+    return _finish(parsed.with_columns(pl.col("__ireval_value").alias(field)), layout)
+
+
+def _finish(frame: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
+    """Select and type the canonical columns of a parsed file."""
+    if layout is _RUN:
+        return frame.select(
+            "query_id",
+            "doc_id",
+            pl.col("rank").cast(pl.UInt32, strict=False),
+            pl.col("score").cast(pl.Float64),
+            "run_id",
+        )
+    return frame.select("query_id", "doc_id", pl.col("relevance").cast(pl.Int32))
+
+
+def _more(error: FormatError, others: int, adjective: str) -> FormatError:
+    """Add how many more lines share the problem to a line error."""
+    if others <= 0:
+        return error
+    plural = "line" if others == 1 else "lines"
+    return FormatError(f"{error}\n  ({others} more {adjective} {plural} after it)")
+
+
+def _no_data(name: str, spelled: str) -> FormatError:
+    return FormatError(
+        f"{name} has no data lines, only blank lines and # comments; "
+        f"expected lines of the form '{spelled}'"
+    )
