@@ -16,20 +16,34 @@ Examples
 from __future__ import annotations
 
 from ireval_df import errors
+from ireval_df.compare import compare, disagreement, failures, tukey_hsd
 from ireval_df.evaluate import evaluate
 from ireval_df.io import read_qrels, read_queries, read_run, write_results
 from ireval_df.metrics import Metric, list_metrics, parse_metric
+from ireval_df.report import to_html, to_latex, to_markdown, to_wide
+from ireval_df.slices import length_buckets, position_buckets, quantile_bins
 from ireval_df.summarize import summarize
 
 __all__ = [
     "Metric",
+    "compare",
+    "disagreement",
     "errors",
     "evaluate",
+    "failures",
+    "length_buckets",
     "list_metrics",
     "parse_metric",
+    "position_buckets",
+    "quantile_bins",
     "read_qrels",
     "read_queries",
     "read_run",
     "summarize",
+    "to_html",
+    "to_latex",
+    "to_markdown",
+    "to_wide",
+    "tukey_hsd",
     "write_results",
 ]

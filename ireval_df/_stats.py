@@ -1,13 +1,24 @@
 """Small numerical helpers that must not need scipy (a soft dependency).
 
-``t_ppf`` is checked against ``scipy.stats.t.ppf`` in the unit tests.
+``t_ppf``, ``t_two_sided`` and ``binom_two_sided`` are checked against
+scipy (``t.ppf``, ``ttest_rel``, ``binomtest``) in the unit tests.
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["betainc", "t_cdf", "t_ppf"]
+__all__ = [
+    "GM_FLOOR",
+    "betainc",
+    "binom_two_sided",
+    "t_cdf",
+    "t_ppf",
+    "t_two_sided",
+]
+
+#: trec_eval's floor for geometric means (gm_map, gm_bpref).
+GM_FLOOR = 1e-5
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -48,8 +59,11 @@ def betainc(a: float, b: float, x: float) -> float:
     if x >= 1.0:
         return 1.0
     log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-        + a * math.log(x) + b * math.log1p(-x)
+        math.lgamma(a + b)
+        - math.lgamma(a)
+        - math.lgamma(b)
+        + a * math.log(x)
+        + b * math.log1p(-x)
     )
     front = math.exp(log_front)
     if x < (a + 1.0) / (a + b + 2.0):
@@ -97,3 +111,64 @@ def t_ppf(p: float, df: float) -> float:
         if hi - lo < 1e-13 * max(1.0, abs(mid)):
             break
     return 0.5 * (lo + hi)
+
+
+def t_two_sided(t: float, df: float) -> float:
+    """Two-sided p-value of Student's t: ``P(|T| >= |t|)`` for ``df`` dof.
+
+    Parameters
+    ----------
+    t : float
+        The statistic; ``inf`` gives 0 and NaN gives NaN.
+    df : float
+        Degrees of freedom (> 0).
+
+    Returns
+    -------
+    float
+        ``I_{df/(df+t^2)}(df/2, 1/2)``, the regularised incomplete beta
+        function, accurate to about 1e-14.
+
+    Examples
+    --------
+    >>> round(t_two_sided(2.228138851986, 10), 9)
+    0.05
+    >>> t_two_sided(0.0, 3)
+    1.0
+    """
+    if math.isnan(t):
+        return math.nan
+    if math.isinf(t):
+        return 0.0
+    return betainc(df / 2.0, 0.5, df / (df + t * t))
+
+
+def binom_two_sided(k: int, n: int) -> float:
+    """Exact two-sided binomial test of ``k`` successes in ``n`` trials at p = 1/2.
+
+    Parameters
+    ----------
+    k : int
+        Successes (for the sign test: queries where the run wins).
+    n : int
+        Trials (wins plus losses; ties are left out).
+
+    Returns
+    -------
+    float
+        ``min(1, 2 P(X <= min(k, n - k)))`` for ``X ~ Binomial(n, 1/2)``,
+        computed in exact integer arithmetic (as ``scipy.stats.binomtest``,
+        whose two-sided p-value is the same for p = 1/2). 1 when ``n`` is 0.
+
+    Examples
+    --------
+    >>> binom_two_sided(0, 5)
+    0.0625
+    >>> binom_two_sided(3, 6)
+    1.0
+    """
+    if n <= 0:
+        return 1.0
+    low = min(k, n - k)
+    tail = sum(math.comb(n, i) for i in range(low + 1))
+    return min(1.0, (2 * tail) / (1 << n))

@@ -2,27 +2,42 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Literal
 
-from typing import TYPE_CHECKING, Any
-
+import numpy as np
 import polars as pl
 
-from ireval_df import _provenance
-from ireval_df._schema import is_pandas
-from ireval_df._stats import t_ppf
-from ireval_df.errors import SchemaError
-from ireval_df.metrics import parse_metric
+from ireval_df._stats import GM_FLOOR, t_ppf
+from ireval_df.compare._common import (
+    check_choice,
+    metric_table,
+    output,
+    slice_columns,
+    to_frame,
+)
+from ireval_df.compare._resampling import blocks, bootstrap_blocks
+from ireval_df.errors import IrevalError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["GM_FLOOR", "summarize"]
+__all__ = ["GM_FLOOR", "MIN_QUERIES", "Interval", "summarize"]
 
-#: trec_eval's floor for geometric means (gm_map, gm_bpref).
-GM_FLOOR = 1e-5
+Interval = Literal["bootstrap", "t"]
+#: Slices with fewer queries than this are flagged ``small_slice``.
+MIN_QUERIES = 10
 
 
-def summarize(per_query: Any, by: str | Sequence[str] | None = None, *, level: float = 0.95) -> Any:
+def summarize(
+    per_query: Any,
+    by: str | Sequence[str] | None = None,
+    *,
+    ci: Interval = "bootstrap",
+    level: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    min_queries: int = MIN_QUERIES,
+) -> Any:
     """Aggregate per-query values: one row per run, slice and metric.
 
     Parameters
@@ -32,93 +47,177 @@ def summarize(per_query: Any, by: str | Sequence[str] | None = None, *, level: f
         value`` and any attribute columns).
     by : str or list of str, optional
         Attribute columns to slice by, e.g. ``["query_class"]``.
+    ci : {"bootstrap", "t"}, default "bootstrap"
+        Percentile bootstrap over queries, or Student's t interval.
     level : float, default 0.95
         Coverage of the confidence interval.
+    n_resamples : int, default 10000
+        Bootstrap resamples.
+    seed : int or None, default 0
+        Seed of the bootstrap; the same seed gives the same intervals.
+    min_queries : int, default 10
+        Slices with fewer queries are flagged in ``small_slice`` (never
+        dropped): their means and intervals are unreliable.
 
     Returns
     -------
     Frame of the same kind as ``per_query``
-        ``run_id, [by...], metric, value, n_queries, ci_low, ci_high``.
-        ``value`` aggregates as the registry says: mean for most metrics,
-        sum for counts (``NumRet``...), geometric mean with trec_eval's
-        1e-5 floor for ``gmAP``/``gmBpref``. The interval is Student's t on
-        the mean (on the logs for geometric means); null for sums and for
-        slices with fewer than two queries.
+        ``run_id, [by...], metric, value, n_queries, ci_low, ci_high,
+        small_slice``. ``value`` aggregates as the registry says: mean for
+        most metrics, sum for counts (``NumRet``...), geometric mean with
+        trec_eval's 1e-5 floor for ``gmAP``/``gmBpref``. The interval is on
+        the mean (on the logs for geometric means, then exponentiated); null
+        for sums and for slices with fewer than two queries.
 
     Raises
     ------
     SchemaError
         ``per_query`` lacks a needed column, or a ``by`` column.
+    MetricSpecError
+        A metric name the registry does not know.
+    IrevalError
+        An unknown ``ci``, or ``level``, ``n_resamples`` or ``min_queries``
+        out of range.
+
+    See Also
+    --------
+    ireval_df.compare.compare : paired differences between runs.
+
+    Notes
+    -----
+    The bootstrap resamples queries with replacement (``n_resamples``
+    times) and takes the ``(1 - level) / 2`` and ``(1 + level) / 2``
+    quantiles of the resampled means (percentile interval, linear
+    interpolation). Groups that hold the same queries (the runs and metrics
+    of one slice) share each draw, all through one matrix product per
+    slice.
 
     Examples
     --------
-    >>> per_query = pl.DataFrame({"run_id": "r", "query_id": ["1", "2", "3"], "metric": "AP", "value": [0.2, 0.4, 0.6]})
-    >>> row = summarize(per_query).row(0, named=True)
-    >>> round(row["value"], 3), row["n_queries"], round(row["ci_low"], 3), round(row["ci_high"], 3)
-    (0.4, 3, -0.097, 0.897)
+    >>> import polars as pl
+    >>> per_query = pl.DataFrame({"run_id": "r", "query_id": ["1", "2", "3"],
+    ...                           "metric": "AP", "value": [0.2, 0.4, 0.6]})
+    >>> row = summarize(per_query, ci="t").row(0, named=True)
+    >>> round(row["value"], 3), row["n_queries"]
+    (0.4, 3)
+    >>> round(row["ci_low"], 3), round(row["ci_high"], 3)
+    (-0.097, 0.897)
+    >>> row["small_slice"]
+    True
+    >>> row = summarize(per_query, n_resamples=2000).row(0, named=True)
+    >>> 0.2 <= row["ci_low"] < 0.4 < row["ci_high"] <= 0.6
+    True
     """
-    frame = per_query
-    if is_pandas(per_query):
-        from ireval_df._frames import to_polars
-
-        frame = to_polars(per_query)
-    if isinstance(frame, pl.LazyFrame):
-        frame = frame.collect()
-    slices = [by] if isinstance(by, str) else list(by or [])
-    needed = ["run_id", "metric", "value", *slices]
-    absent = [c for c in needed if c not in frame.columns]
-    if absent:
-        msg = (
-            f"per-query results are missing column(s) {absent!r} (found {frame.columns!r}).\n"
-            "  Hint: pass the output of evaluate(); slice columns come from evaluate(..., queries=...)."
-        )
-        raise SchemaError(msg)
-    metrics = frame["metric"].unique(maintain_order=True).to_list()
-    kinds = {name: parse_metric(name).info.aggregate for name in metrics}
-    kind = pl.col("metric").replace_strict(kinds, return_dtype=pl.String)
-    value = pl.col("value")
+    check_choice("ci", ci, ("bootstrap", "t"))
+    if (
+        isinstance(level, bool)
+        or not isinstance(level, int | float)
+        or not 0 < level < 1
+    ):
+        msg = f"level must be a number between 0 and 1 (exclusive), found {level!r}."
+        raise IrevalError(msg)
+    for name, number in (("n_resamples", n_resamples), ("min_queries", min_queries)):
+        if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+            msg = f"{name} must be a positive whole number, found {number!r}."
+            raise IrevalError(msg)
+    slices = slice_columns(by)
+    frame = to_frame(per_query, ["run_id", "query_id", "metric", "value", *slices])
+    metrics = [str(m) for m in frame["metric"].unique(maintain_order=True).to_list()]
+    table = metric_table(metrics).select("metric", "__m", "__kind")
+    kind = pl.col("__kind")
+    value = pl.col("value").cast(pl.Float64)
     logged = value.clip(lower_bound=GM_FLOOR).log()
     x = pl.when(kind == "gmean").then(logged).otherwise(value)
     keys = ["run_id", *slices, "metric"]
+    rows = frame.join(table, on="metric", how="left").with_columns(x.alias("__x"))
     grouped = (
-        frame.with_columns(x.alias("__ireval_x"), kind.alias("__ireval_kind"))
-        .group_by(keys, maintain_order=True)
+        rows.group_by(keys, maintain_order=True)
         .agg(
-            pl.col("__ireval_kind").first(),
-            pl.col("__ireval_x").mean().alias("__ireval_mean"),
-            pl.col("__ireval_x").std().alias("__ireval_sd"),
-            pl.col("value").sum().alias("__ireval_sum"),
+            pl.col("__kind").first(),
+            pl.col("__x").mean().alias("__mean"),
+            pl.col("__x").std().alias("__sd"),
+            pl.col("value").sum().alias("__sum"),
             pl.len().alias("n_queries"),
         )
+        .with_row_index("__g")
+        .with_columns(pl.col("__g").cast(pl.Int64))
     )
-    n = grouped["n_queries"].to_list()
-    tq = {k: t_ppf(0.5 + level / 2.0, k - 1) for k in set(n) if k > 1}
-    half = (
-        pl.col("n_queries").replace_strict(tq, default=None, return_dtype=pl.Float64)
-        * pl.col("__ireval_sd")
-        / pl.col("n_queries").cast(pl.Float64).sqrt()
-    )
-    is_sum = pl.col("__ireval_kind") == "sum"
-    is_gm = pl.col("__ireval_kind") == "gmean"
-    mean = pl.col("__ireval_mean")
+    n = grouped["n_queries"].to_numpy().astype(np.int64)
+    mean = grouped["__mean"].fill_null(np.nan).to_numpy().astype(np.float64)
+    if ci == "t":
+        sd = grouped["__sd"].fill_null(np.nan).to_numpy().astype(np.float64)
+        tq = {k: t_ppf(0.5 + level / 2.0, k - 1) for k in set(n.tolist()) if k > 1}
+        q = np.array([tq.get(k, np.nan) for k in n.tolist()])
+        half = q * sd / np.sqrt(np.maximum(n, 1))
+        low, high = mean - half, mean + half
+    else:
+        low, high = _bootstrap(rows, grouped, keys, level, n_resamples, seed)
+    is_sum = pl.col("__kind") == "sum"
+    is_gm = pl.col("__kind") == "gmean"
 
     def back(expr: pl.Expr) -> pl.Expr:
         return pl.when(is_gm).then(expr.exp()).otherwise(expr)
 
-    out = grouped.select(
-        *keys,
-        pl.when(is_sum).then(pl.col("__ireval_sum")).otherwise(back(mean)).alias("value"),
-        "n_queries",
-        pl.when(is_sum).then(None).otherwise(back(mean - half)).alias("ci_low"),
-        pl.when(is_sum).then(None).otherwise(back(mean + half)).alias("ci_high"),
-    ).sort(["run_id", *slices], maintain_order=True)
-    settings = dict(_provenance.settings_of(per_query) or {})
-    settings.update({"summary_by": slices, "ci": f"t, {level:.0%}", "gm_floor": GM_FLOOR})
-    if is_pandas(per_query):
-        from ireval_df._frames import to_pandas
+    enough = pl.col("n_queries") >= 2
+    out = (
+        grouped.with_columns(
+            pl.Series("__low", np.where(n >= 2, low, np.nan), nan_to_null=True),
+            pl.Series("__high", np.where(n >= 2, high, np.nan), nan_to_null=True),
+        )
+        .select(
+            *keys,
+            pl.when(is_sum)
+            .then(pl.col("__sum"))
+            .otherwise(back(pl.col("__mean")))
+            .alias("value"),
+            "n_queries",
+            pl.when(is_sum | ~enough)
+            .then(None)
+            .otherwise(back(pl.col("__low")))
+            .alias("ci_low"),
+            pl.when(is_sum | ~enough)
+            .then(None)
+            .otherwise(back(pl.col("__high")))
+            .alias("ci_high"),
+            (pl.col("n_queries") < min_queries).alias("small_slice"),
+        )
+        .sort(["run_id", *slices], maintain_order=True)
+    )
+    interval = f"{'percentile bootstrap' if ci == 'bootstrap' else 't'}, {level:.0%}"
+    settings: dict[str, Any] = {
+        "summary_by": slices,
+        "ci": interval,
+        "gm_floor": GM_FLOOR,
+        "min_queries": min_queries,
+    }
+    if ci == "bootstrap":
+        settings.update({"n_resamples": n_resamples, "seed": seed})
+    return output(out, per_query, settings)
 
-        return to_pandas(out)
-    _provenance.attach(out, settings)
-    return out
 
+def _bootstrap(
+    rows: pl.DataFrame,
+    grouped: pl.DataFrame,
+    keys: list[str],
+    level: float,
+    n_resamples: int,
+    seed: int | None,
+) -> tuple[
+    np.ndarray[Any, np.dtype[np.float64]], np.ndarray[Any, np.dtype[np.float64]]
+]:
+    """Percentile bootstrap interval of every group's mean."""
+    width = grouped.height
+    low, high = np.full(width, np.nan), np.full(width, np.nan)
+    values = (
+        rows.filter(pl.col("__x").is_not_null())
+        .join(grouped.select(*keys, "__g"), on=keys, nulls_equal=True)
+        .select("__g", "query_id", "__x")
+    )
+    quantiles = [0.5 - level / 2.0, 0.5 + level / 2.0]
 
+    def reduce(ids: Any, means: Any) -> None:
+        low[ids], high[ids] = np.quantile(means, quantiles, axis=0)
+
+    parts = blocks(values, "__g", "query_id", "__x")
+    bootstrap_blocks(parts, n_resamples, np.random.default_rng(seed), reduce)
+    return low, high
