@@ -35,3 +35,16 @@ def test_no_machine_paths_in_tracked_text():
     for path in [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "ireval_df").rglob("*.py")]:
         text = path.read_text()
         assert "/work/" not in text and "/tmp/dev" not in text, path
+
+
+def test_readme_python_example_runs(tmp_path, monkeypatch):
+    import warnings
+
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"## In Python\n\n```python\n(.*?)```", readme, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").symlink_to(ROOT / "data")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own README
+    assert (tmp_path / "per_query.parquet").exists()
