@@ -433,16 +433,32 @@ def _parse_trec_suffix(text: str) -> Metric | None:
         if alias is None or alias.suffix is None or not text[cut + 1 :]:
             continue
         params = dict(alias.preset)
-        extra, k = alias.suffix(text[cut + 1 :])
+        suffix = text[cut + 1 :]
+        try:
+            extra, k = alias.suffix(suffix)
+        except MetricSpecError as exc:
+            raise MetricSpecError(f"metric {text!r}: {exc}") from None
+        except (ValueError, TypeError):
+            msg = (
+                f"metric {text!r}: cannot read {suffix!r} as the parameter of "
+                f"trec_eval's {text[:cut]!r}. See ireval_df.list_metrics()."
+            )
+            raise MetricSpecError(msg) from None
         params.update(extra)
         return build_metric(REGISTRY[alias.metric].name, params, k, spec=text)
     return None
 
 
 def _unknown(spec: str) -> NoReturn:
-    from ireval_df.metrics._registry import ALIASES, REGISTRY
+    from ireval_df.metrics._registry import ALIASES, REGISTRY, lookup
 
     name = re.split(r"[(@]", spec.strip(), maxsplit=1)[0]
+    if lookup(name) is not None:
+        msg = (
+            f"malformed metric {spec!r}: expected Name(param=value,...)@k, "
+            "e.g. 'P(rel=2)@5' or 'nDCG@10'."
+        )
+        raise MetricSpecError(msg)
     names = sorted(set(REGISTRY) | {a for a in ALIASES})
     close = difflib.get_close_matches(
         name.lower(), [n.lower() for n in names], n=3, cutoff=0.5

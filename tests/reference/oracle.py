@@ -1,0 +1,546 @@
+"""A naive, per-query, pure-Python implementation of every registered metric.
+
+Written from ``conformance/trec_eval/SPEC.md`` (sections 2 and 4) and the
+metrics' docstrings, not from the library: plain loops over one ranked list,
+no cleverness, so that each function can be checked by reading it.
+
+Conventions (SPEC.md 2.1):
+
+* rank: score descending, ties broken by ``doc_id`` descending in byte order;
+* labels: the qrels grade when >= 0, ``NONPOOL`` (-1) when the document is
+  not in the topic's qrels, ``UNJUDGED`` (-2) when its grade is negative;
+* ``depth`` keeps the top documents (trec_eval ``-M``), then ``judged_only``
+  drops negative labels and renumbers (``-J``);
+* a qrels topic a run did not answer is an empty ranking, and with
+  ``missing="zero"`` a NaN there becomes 0;
+* "relevant" means ``label >= rel``; R counts the topic's qrels grades >= rel.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from ireval_df.metrics import Metric
+
+NONPOOL = -1
+UNJUDGED = -2
+EPS = 1e-5  # infAP's epsilon
+
+
+def ranking(docs: Mapping[str, float]) -> list[str]:
+    """Document ids by score descending, ties by doc_id descending (bytes)."""
+    ordered = sorted(
+        docs.items(), key=lambda item: (item[1], item[0].encode()), reverse=True
+    )
+    return [doc for doc, _ in ordered]
+
+
+def label(doc: str, judged: Mapping[str, int]) -> int:
+    """trec_eval's label of a retrieved document."""
+    if doc not in judged:
+        return NONPOOL
+    grade = judged[doc]
+    return UNJUDGED if grade < 0 else grade
+
+
+@dataclass(frozen=True)
+class Topic:
+    """What a metric sees of one (run, query) pair."""
+
+    labels: tuple[int, ...]  # labels of the ranked documents, rank 1 first
+    grades: tuple[int, ...]  # every qrels grade of the query (negatives included)
+    max_grade: int  # the highest label anywhere in the qrels (ERR's default gmax)
+
+
+def topic(
+    docs: Mapping[str, float] | None,
+    judged: Mapping[str, int],
+    *,
+    max_grade: int,
+    depth: int | None = None,
+    judged_only: bool = False,
+) -> Topic:
+    """Rank, cut and label one query's retrieved documents."""
+    order = ranking(docs or {})
+    if depth is not None:
+        order = order[:depth]
+    labels = [label(doc, judged) for doc in order]
+    if judged_only:
+        labels = [x for x in labels if x >= 0]
+    return Topic(tuple(labels), tuple(judged.values()), max_grade)
+
+
+# --- shared quantities --------------------------------------------------------
+
+
+def top(labels: Sequence[int], k: int | float | None) -> Sequence[int]:
+    return labels if k is None else labels[: int(k)]
+
+
+def n_rel(t: Topic, rel: int) -> int:
+    return sum(1 for g in t.grades if g >= rel)
+
+
+def relret(t: Topic, rel: int, k: int | float | None = None) -> int:
+    return sum(1 for x in top(t.labels, k) if x >= rel)
+
+
+def div(a: float, b: float) -> float:
+    return a / b if b != 0 else 0.0
+
+
+def gain(x: int, dcg: str, gains: Mapping[int, float]) -> float:
+    """Gain of a label: the map's value, else 0 when unjudged, else the grade
+    (``log2``) or ``2^grade - 1`` (``exp-log2``)."""
+    if x in gains:
+        return float(gains[x])
+    if x < 0:
+        return 0.0
+    return 2.0**x - 1.0 if dcg == "exp-log2" else float(x)
+
+
+def ideal(t: Topic, dcg: str, gains: Mapping[int, float]) -> list[float]:
+    """Positive gains of every judged document of the query, best first."""
+    qlabels = [UNJUDGED if g < 0 else g for g in t.grades]
+    return sorted(
+        (g for g in (gain(x, dcg, gains) for x in qlabels) if g > 0), reverse=True
+    )
+
+
+def dcg_of(values: Sequence[float], k: int | None = None) -> float:
+    cut = values if k is None else values[:k]
+    return sum(g / math.log2(i + 1) for i, g in enumerate(cut, start=1))
+
+
+def gain_params(m: Metric) -> tuple[str, dict[int, float]]:
+    return str(m.param("dcg")), dict(m.param("gains"))
+
+
+def precision_sum(t: Topic, rel: int, k: int | float | None) -> float:
+    """Sum of P@i over the relevant ranks i within the cutoff."""
+    total, found = 0.0, 0
+    for i, x in enumerate(top(t.labels, k), start=1):
+        if x >= rel:
+            found += 1
+            total += found / i
+    return total
+
+
+def f_beta(hits: int, precision: float, recall: float, beta: float) -> float:
+    if hits == 0:
+        return 0.0
+    b2 = beta * beta
+    return (1 + b2) * precision * recall / (b2 * precision + recall)
+
+
+def lround(x: float) -> int:
+    """C's lround for x >= 0: halves away from zero (SPEC.md 4.3)."""
+    f = math.floor(x)
+    return int(f + (1 if x - f >= 0.5 else 0))
+
+
+def iprec(t: Topic, rel: int, level: float, compat: str) -> float:
+    """Interpolated precision at recall ``level`` (SPEC.md 4.3)."""
+    x = n_rel(t, rel) * level
+    need = lround(x) if compat == "10" else int(x + 0.9)
+    if not t.labels and need <= 0:
+        return math.nan
+    best, found = 0.0, 0
+    for i, lab in enumerate(t.labels, start=1):
+        found += lab >= rel
+        if found >= need:
+            best = max(best, found / i)
+    return best
+
+
+# --- the metrics, one function each ---------------------------------------------
+
+
+def m_p(m: Metric, t: Topic) -> float:
+    return relret(t, m.rel, m.k) / m.k
+
+
+def m_relp(m: Metric, t: Topic) -> float:
+    return div(relret(t, m.rel, m.k), min(m.k, n_rel(t, m.rel)))
+
+
+def m_rprec(m: Metric, t: Topic) -> float:
+    k = int(n_rel(t, m.rel) * float(m.param("mult")) + 0.9)
+    return div(relret(t, m.rel, k), k)
+
+
+def m_success(m: Metric, t: Topic) -> float:
+    return 1.0 if relret(t, m.rel, m.k) > 0 else 0.0
+
+
+def m_best(m: Metric, t: Topic) -> float:
+    judged = [g for g in t.grades if g >= 0]
+    if not judged or max(judged) < m.rel:
+        return 0.0
+    return 1.0 if max(judged) in top(t.labels, m.k) else 0.0
+
+
+def m_r(m: Metric, t: Topic) -> float:
+    return div(relret(t, m.rel, m.k), n_rel(t, m.rel))
+
+
+def m_f(m: Metric, t: Topic) -> float:
+    hits = relret(t, m.rel, m.k)
+    return f_beta(hits, hits / m.k, div(hits, n_rel(t, m.rel)), float(m.param("beta")))
+
+
+def m_setp(m: Metric, t: Topic) -> float:
+    return div(relret(t, m.rel), len(t.labels))
+
+
+def m_setr(m: Metric, t: Topic) -> float:
+    return div(relret(t, m.rel), n_rel(t, m.rel))
+
+
+def m_setrelp(m: Metric, t: Topic) -> float:
+    return div(relret(t, m.rel), min(len(t.labels), n_rel(t, m.rel)))
+
+
+def m_setap(m: Metric, t: Topic) -> float:
+    hits = relret(t, m.rel)
+    return div(hits * hits, len(t.labels) * n_rel(t, m.rel))
+
+
+def m_setf(m: Metric, t: Topic) -> float:
+    hits = relret(t, m.rel)
+    return f_beta(
+        hits,
+        div(hits, len(t.labels)),
+        div(hits, n_rel(t, m.rel)),
+        float(m.param("beta")),
+    )
+
+
+def m_utility(m: Metric, t: Topic) -> float:
+    a = relret(t, m.rel)
+    n = len(t.labels)
+    big_r = n_rel(t, m.rel)
+    b, c, d = n - a, big_r - a, float(m.param("collection")) + a - n - big_r
+    p = m.param
+    return (
+        float(p("rel_ret")) * a
+        + float(p("nonrel_ret")) * b
+        + float(p("rel_nonret")) * c
+        + float(p("nonrel_nonret")) * d
+    )
+
+
+def m_numq(m: Metric, t: Topic) -> float:
+    return 1.0
+
+
+def m_numret(m: Metric, t: Topic) -> float:
+    return float(len(top(t.labels, m.k)))
+
+
+def m_numrel(m: Metric, t: Topic) -> float:
+    return float(n_rel(t, m.rel))
+
+
+def m_numrelret(m: Metric, t: Topic) -> float:
+    return float(relret(t, m.rel, m.k))
+
+
+def m_numnonreljudgedret(m: Metric, t: Topic) -> float:
+    return float(sum(1 for x in t.labels if 0 <= x < m.rel))
+
+
+def m_ap(m: Metric, t: Topic) -> float:
+    norm = m.param("norm")
+    if norm == "R" or (norm == "min_R_k" and m.k is None):
+        denominator = n_rel(t, m.rel)
+    elif norm == "min_R_k":
+        denominator = min(n_rel(t, m.rel), int(m.k))
+    else:  # relret
+        denominator = relret(t, m.rel, m.k)
+    return div(precision_sum(t, m.rel, m.k), denominator)
+
+
+def m_gmap(m: Metric, t: Topic) -> float:
+    return div(precision_sum(t, m.rel, None), n_rel(t, m.rel))
+
+
+def m_yaap(m: Metric, t: Topic) -> float:
+    s = precision_sum(t, m.rel, None)
+    return math.log((1 + s) / (1 + n_rel(t, m.rel) - s))
+
+
+def m_infap(m: Metric, t: Topic) -> float:
+    total = 0.0
+    r = nr = u = 0  # relevant, judged non-relevant, pooled-unjudged above
+    for i, x in enumerate(t.labels, start=1):
+        j = i - 1
+        if x >= m.rel:
+            if j == 0:
+                total += 1.0
+            else:
+                total += 1 / (j + 1) + (j / (j + 1)) * ((r + nr + u) / j) * (
+                    (r + EPS) / (r + nr + 2 * EPS)
+                )
+            r += 1
+        elif x >= 0:
+            nr += 1
+        elif x == UNJUDGED:
+            u += 1
+    return div(total, n_rel(t, m.rel))
+
+
+def m_rr(m: Metric, t: Topic) -> float:
+    for i, x in enumerate(top(t.labels, m.k), start=1):
+        if x >= m.rel:
+            return 1.0 / i
+    return 0.0
+
+
+def m_bpref(m: Metric, t: Topic) -> float:
+    big_r = n_rel(t, m.rel)
+    big_n = sum(1 for g in t.grades if 0 <= g < m.rel)
+    total, nr = 0.0, 0
+    for x in t.labels:
+        if x < 0:
+            continue  # NONPOOL and UNJUDGED are skipped
+        if x >= m.rel:
+            total += 1.0 if nr == 0 else 1.0 - min(nr, big_r) / min(big_n, big_r)
+        else:
+            nr += 1
+    return div(total, big_r)
+
+
+def m_bing(m: Metric, t: Topic) -> float:
+    total, found = 0.0, 0
+    for i, x in enumerate(t.labels, start=1):
+        if x >= m.rel:
+            found += 1
+            total += 1 / math.log2(2 + i - found)
+    return div(total, n_rel(t, m.rel))
+
+
+def m_cg(m: Metric, t: Topic) -> float:
+    dcg, gains = gain_params(m)
+    return sum(gain(x, dcg, gains) for x in top(t.labels, m.k))
+
+
+def m_dcg(m: Metric, t: Topic) -> float:
+    dcg, gains = gain_params(m)
+    return dcg_of([gain(x, dcg, gains) for x in t.labels], m.k)
+
+
+def m_idcg(m: Metric, t: Topic) -> float:
+    dcg, gains = gain_params(m)
+    return dcg_of(ideal(t, dcg, gains), m.k)
+
+
+def m_ndcg(m: Metric, t: Topic) -> float:
+    dcg, gains = gain_params(m)
+    return div(
+        dcg_of([gain(x, dcg, gains) for x in t.labels], m.k),
+        dcg_of(ideal(t, dcg, gains), m.k),
+    )
+
+
+def m_ndcgrel(m: Metric, t: Topic) -> float:
+    dcg, gains = gain_params(m)
+    values = [gain(x, dcg, gains) for x in t.labels]
+    best = ideal(t, dcg, gains)
+    rp = len(best)
+    total, found = 0.0, 0
+    for i, g in enumerate(values, start=1):
+        if g > 0:
+            found += 1
+            total += div(dcg_of(values, i), dcg_of(best, min(i, rp)))
+    total += (rp - found) * div(dcg_of(values), dcg_of(best))
+    return div(total, rp) if total > 0 else 0.0
+
+
+def m_rndcg(m: Metric, t: Topic) -> float:
+    if n_rel(t, m.rel) == 0:
+        return 0.0
+    dcg, gains = gain_params(m)
+    values = [gain(x, dcg, gains) for x in t.labels]
+    best = ideal(t, dcg, gains)
+    rp, n = len(best), len(values)
+    terms = [
+        div(dcg_of(values, k), dcg_of(best, k))
+        for k in range(1, rp + 1)
+        if best[k - 1] != (best[k] if k < rp else 0.0)
+    ]
+    if n > rp + 1:
+        terms.append(div(dcg_of(values), dcg_of(best)))
+    return sum(terms) / len(terms) if terms else math.nan
+
+
+def m_g(m: Metric, t: Topic) -> float:
+    dcg, gains = gain_params(m)
+    best = ideal(t, dcg, gains)
+    s = c = total = 0.0
+    for i, x in enumerate(t.labels, start=1):
+        g = gain(x, dcg, gains)
+        s += g
+        c += max(best[i - 1] if i <= len(best) else 0.0, 1.0)
+        if g != 0:
+            total += g / math.log2(2 + c - s)
+    return div(total, sum(best))
+
+
+def m_err(m: Metric, t: Topic) -> float:
+    max_rel = int(m.param("max_rel"))
+    gmax = max_rel if max_rel > 0 else t.max_grade
+    total, reach = 0.0, 1.0
+    for r, x in enumerate(top(t.labels, m.k), start=1):
+        stop = (2.0 ** min(x, gmax) - 1) / 2.0**gmax if x > 0 else 0.0
+        total += reach * stop / r
+        reach *= 1 - stop
+    return total
+
+
+def rbp_gains(m: Metric, t: Topic) -> dict[int, float]:
+    """trec_eval 10's rbp gain table, rescaled to [0, 1] when it leaves it."""
+    user = dict(m.param("gains"))
+    judged = [g for g in t.grades if g >= 0]
+    table = {
+        level: gain(level, "log2", user) for level in range(max(judged, default=-1) + 1)
+    }
+    table.update(user)
+    low, high = min(table.values(), default=0.0), max(table.values(), default=0.0)
+    if low < 0 or high > 1:
+        table = {lv: div(g - low, high - low) for lv, g in table.items()}
+    return table
+
+
+def m_rbp(m: Metric, t: Topic) -> float:
+    p = float(m.param("p"))
+    table = rbp_gains(m, t)
+    return (1 - p) * sum(
+        table.get(x, 0.0) * p ** (i - 1)
+        for i, x in enumerate(top(t.labels, m.k), start=1)
+    )
+
+
+def m_rbpresidual(m: Metric, t: Topic) -> float:
+    p = float(m.param("p"))
+    if not any(x < 0 for x in t.labels):
+        return 0.0
+    return p ** len(t.labels) + (1 - p) * sum(
+        p ** (i - 1) for i, x in enumerate(t.labels, start=1) if x < 0
+    )
+
+
+def m_iprec(m: Metric, t: Topic) -> float:
+    return iprec(t, m.rel, float(m.k), str(m.param("compat")))
+
+
+def m_11pt(m: Metric, t: Topic) -> float:
+    points = m.param("points")
+    values = [iprec(t, m.rel, p, str(m.param("compat"))) for p in points]
+    return sum(values) / len(values) if values else 0.0
+
+
+def m_judged(m: Metric, t: Topic) -> float:
+    shown = top(t.labels, m.k)
+    return div(sum(1 for x in shown if x >= 0), len(shown))
+
+
+def m_unjudged(m: Metric, t: Topic) -> float:
+    return sum(1 for x in top(t.labels, m.k) if x < 0) / m.k
+
+
+#: Registry name -> oracle function.
+ORACLE: dict[str, Callable[[Any, Topic], float]] = {
+    "P": m_p,
+    "RelP": m_relp,
+    "Rprec": m_rprec,
+    "Success": m_success,
+    "Best": m_best,
+    "R": m_r,
+    "F": m_f,
+    "SetP": m_setp,
+    "SetR": m_setr,
+    "SetRelP": m_setrelp,
+    "SetAP": m_setap,
+    "SetF": m_setf,
+    "Utility": m_utility,
+    "NumQ": m_numq,
+    "NumRet": m_numret,
+    "NumRel": m_numrel,
+    "NumRelRet": m_numrelret,
+    "NumNonRelJudgedRet": m_numnonreljudgedret,
+    "AP": m_ap,
+    "gmAP": m_gmap,
+    "yaap": m_yaap,
+    "infAP": m_infap,
+    "RR": m_rr,
+    "Bpref": m_bpref,
+    "gmBpref": m_bpref,
+    "binG": m_bing,
+    "CG": m_cg,
+    "DCG": m_dcg,
+    "IDCG": m_idcg,
+    "nDCG": m_ndcg,
+    "nDCGRel": m_ndcgrel,
+    "Rndcg": m_rndcg,
+    "G": m_g,
+    "ERR": m_err,
+    "RBP": m_rbp,
+    "RBPResidual": m_rbpresidual,
+    "IPrec": m_iprec,
+    "11pt": m_11pt,
+    "Judged": m_judged,
+    "Unjudged": m_unjudged,
+}
+
+
+def value(m: Metric, t: Topic) -> float:
+    """The oracle's value of metric ``m`` on topic ``t``."""
+    return ORACLE[m.name](m, t)
+
+
+def evaluate(
+    qrels: Mapping[str, Mapping[str, int]],
+    runs: Mapping[str, Mapping[str, Mapping[str, float]]],
+    metrics: Sequence[Metric],
+    *,
+    depth: int | None = None,
+    missing: str = "zero",
+) -> dict[tuple[str, str, str], float]:
+    """Every (run_id, query_id, metric) value, as ``evaluate`` should give it.
+
+    ``missing="zero"``: every run x every qrels query, a query the run did not
+    answer scored as an empty ranking with NaN turned into 0. ``"skip"``:
+    only the queries the run answered. Run queries without qrels are ignored.
+    """
+    max_grade = max(
+        (UNJUDGED if g < 0 else g for d in qrels.values() for g in d.values()),
+        default=UNJUDGED,
+    )
+    out: dict[tuple[str, str, str], float] = {}
+    for run_id, answered in runs.items():
+        for query, judged in qrels.items():
+            absent = query not in answered
+            if absent and missing == "skip":
+                continue
+            topics = {
+                flag: topic(
+                    answered.get(query),
+                    judged,
+                    max_grade=max_grade,
+                    depth=depth,
+                    judged_only=flag,
+                )
+                for flag in (False, True)
+            }
+            for m in metrics:
+                v = value(m, topics[m.judged_only])
+                if absent and math.isnan(v):
+                    v = 0.0
+                out[(run_id, query, str(m))] = v
+    return out
