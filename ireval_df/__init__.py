@@ -23,6 +23,7 @@ from ireval_df.metrics import Metric, list_metrics, parse_metric
 from ireval_df.report import to_html, to_latex, to_markdown, to_wide
 from ireval_df.slices import length_buckets, position_buckets, quantile_bins
 from ireval_df.summarize import summarize
+from ireval_df.validate import validate
 
 __all__ = [
     "Metric",
@@ -45,5 +46,6 @@ __all__ = [
     "to_markdown",
     "to_wide",
     "tukey_hsd",
+    "validate",
     "write_results",
 ]

@@ -41,6 +41,8 @@ __all__ = [
     "DTYPES",
     "QRELS_COLUMNS",
     "RUN_COLUMNS",
+    "Lenient",
+    "as_lenient",
     "as_qrels",
     "as_queries",
     "as_run",
@@ -200,7 +202,7 @@ def as_run(
                 "with read_run(source, run_id=...) and pass the frames."
             )
             raise SchemaError(msg)
-        return _stack_runs(obj, columns)
+        return _stack_runs(obj, columns).frame
     return _one_run(obj, columns, run_id, DEFAULT_RUN_ID, _label(obj, "run")).frame
 
 
@@ -233,7 +235,8 @@ def as_qrels(
         A needed column is missing or has an unusable dtype.
     DataError
         Null ids or grades, fractional grades (``1.5``), grades that are not
-        numbers or do not fit in Int32.
+        numbers or do not fit in Int32, a document judged twice for one
+        query (trec_eval: "duplicate docs").
     FormatError
         A file cannot be read; names the file and line.
 
@@ -288,16 +291,90 @@ def as_queries(
     return _prepare(obj, _QUERIES, columns, _label(obj, "queries")).frame
 
 
+@dataclass(frozen=True)
+class Lenient:
+    """An input read without its value checks, for :func:`ireval_df.validate`.
+
+    Attributes
+    ----------
+    frame : polars.DataFrame
+        The canonical columns, as :func:`as_run`, :func:`as_qrels` or
+        :func:`as_queries` return them, except that values those reject are
+        kept: null ids, null or NaN scores, repeated rows, and ``relevance``
+        as Float64 so that fractional grades survive (a grade or score that
+        is not a number is null).
+    dtypes : mapping of str to polars.DataType
+        The dtype each canonical column had in the input, before casting
+        (``Int64`` for integer ids, ``String`` for text files).
+    """
+
+    frame: pl.DataFrame
+    dtypes: Mapping[str, pl.DataType]
+
+
+def as_lenient(
+    obj: Any, kind: Kind, *, columns: Mapping[str, str] | None = None
+) -> Lenient:
+    """Read an input like :func:`as_run`/:func:`as_qrels`/:func:`as_queries`, leniently.
+
+    Problems in the values (nulls, NaN or infinite scores, fractional or
+    non-numeric grades, repeated rows) are kept for the caller to report.
+    What makes the input unreadable still raises: a missing file, a
+    malformed line, a missing column, an unusable dtype.
+
+    Parameters
+    ----------
+    obj : frame, path or dict-of-dicts (or a list of runs when ``kind="run"``)
+        As the strict readers take it.
+    kind : {"run", "qrels", "queries"}
+        What ``obj`` holds.
+    columns : mapping of str to str, optional
+        Source column name to canonical name.
+
+    Returns
+    -------
+    Lenient
+        The frame and the input's own dtypes.
+
+    Raises
+    ------
+    SchemaError, FormatError
+        As the strict readers, for unreadable inputs.
+
+    Examples
+    --------
+    >>> run = pl.DataFrame({"qid": [1, 1], "docno": ["a", "a"], "sim": [float("nan"), 1]})
+    >>> read = as_lenient(run, "run")
+    >>> read.frame.rows(), read.dtypes["query_id"]
+    ([('run', '1', 'a', nan), ('run', '1', 'a', 1.0)], Int64)
+    """
+    spec = {"run": _RUN, "qrels": _QRELS, "queries": _QUERIES}[kind]
+    if kind == "run" and isinstance(obj, list | tuple):
+        prepared = _stack_runs(obj, columns, lenient=True)
+    elif kind == "run":
+        label = _label(obj, "run")
+        prepared = _one_run(obj, columns, None, DEFAULT_RUN_ID, label, lenient=True)
+    else:
+        prepared = _prepare(obj, spec, columns, _label(obj, kind), lenient=True)
+    try:
+        frame = prepared.frame.collect()
+    except pl.exceptions.PolarsError as exc:  # a LazyFrame whose plan fails
+        msg = f"could not read {_label(obj, kind)}: {_first_line(exc)}"
+        raise SchemaError(msg) from exc
+    return Lenient(frame, prepared.dtypes)
+
+
 # --------------------------------------------------------------------------
 # sources
 
 
 @dataclass(frozen=True)
 class _Prepared:
-    """A checked frame, and the run ids it holds when asked for."""
+    """A checked frame, the run ids it holds when asked for, the input dtypes."""
 
     frame: pl.LazyFrame
     run_ids: frozenset[str] = frozenset()
+    dtypes: Mapping[str, pl.DataType] = field(default_factory=dict)
 
 
 def _is_path(obj: object) -> bool:
@@ -312,8 +389,8 @@ def _label(obj: Any, kind: str) -> str:
 
 
 def _stack_runs(
-    items: Sequence[Any], columns: Mapping[str, str] | None
-) -> pl.LazyFrame:
+    items: Sequence[Any], columns: Mapping[str, str] | None, *, lenient: bool = False
+) -> _Prepared:
     """Check every run of a list and stack them, refusing shared run ids."""
     if not items:
         msg = "the list of runs is empty; pass at least one run"
@@ -330,7 +407,11 @@ def _stack_runs(
             raise SchemaError(msg)
         default = stem(item) if _is_path(item) else f"run{i}"
         label = _label(item, "run") if _is_path(item) else f"run #{i}"
-        parts.append(_one_run(item, columns, None, default, label, want_ids=True))
+        parts.append(
+            _one_run(
+                item, columns, None, default, label, want_ids=True, lenient=lenient
+            )
+        )
     seen: dict[str, int] = {}
     for i, part in enumerate(parts, start=1):
         for name in sorted(part.run_ids):
@@ -346,7 +427,9 @@ def _stack_runs(
     frames = [p.frame for p in parts]
     if not all("rank" in f.collect_schema().names() for f in frames):
         frames = [f.select(RUN_COLUMNS) for f in frames]
-    return pl.concat(frames, how="vertical")
+    return _Prepared(
+        pl.concat(frames, how="vertical"), frozenset(seen), parts[0].dtypes
+    )
 
 
 def _one_run(
@@ -357,9 +440,10 @@ def _one_run(
     label: str,
     *,
     want_ids: bool = False,
+    lenient: bool = False,
 ) -> _Prepared:
     run = _RunOptions(run_id=run_id, default=default_run_id, want_ids=want_ids)
-    return _prepare(obj, _RUN, columns, label, run)
+    return _prepare(obj, _RUN, columns, label, run, lenient=lenient)
 
 
 @dataclass(frozen=True)
@@ -375,6 +459,8 @@ def _prepare(
     columns: Mapping[str, str] | None,
     label: str,
     run: _RunOptions | None = None,
+    *,
+    lenient: bool = False,
 ) -> _Prepared:
     """Turn any single input into a checked canonical frame."""
     if columns is not None and not isinstance(columns, Mapping):
@@ -386,17 +472,23 @@ def _prepare(
     if _is_path(obj):
         from ireval_df.io._load import load  # io imports this module: import late
 
-        loaded = load(obj, spec.kind, lambda names: _recognise(names, spec, columns))
+        loaded = load(
+            obj,
+            spec.kind,
+            lambda names: _recognise(names, spec, columns),
+            lenient=lenient,
+        )
         if loaded.fmt == "trec":
             columns = None  # fixed, already canonical columns
         data = loaded.data
         if isinstance(data, dict):
             data = _from_dict(data, spec, label)
-        return _check(data, spec, columns, label, run, from_file=True)
+        return _check(data, spec, columns, label, run, from_file=True, lenient=lenient)
     if isinstance(obj, Mapping):
-        return _check(_from_dict(obj, spec, label), spec, columns, label, run)
+        frame = _from_dict(obj, spec, label)
+        return _check(frame, spec, columns, label, run, lenient=lenient)
     if is_frame_like(obj):
-        return _check(to_polars(obj), spec, columns, label, run)
+        return _check(to_polars(obj), spec, columns, label, run, lenient=lenient)
     expected = "a frame, a file path, a dict-of-dicts" + (
         " or a list of these" if spec.kind == "run" else ""
     )
@@ -425,12 +517,45 @@ def _from_dict(obj: Mapping[Any, Any], spec: _Spec, label: str) -> pl.DataFrame:
         qids.extend([qid if isinstance(qid, str) else str(qid)] * len(inner))
         docs.extend(d if isinstance(d, str) else str(d) for d in inner)
         values.extend(inner.values())
+    try:
+        series = pl.Series(values, strict=False)
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+        series = None
+    if (
+        series is None
+        or series.len() != len(values)
+        or series.dtype.is_nested()
+        or series.dtype == pl.Object
+    ):
+        raise _dict_value_error(obj, value_name, label)
     return pl.DataFrame(
         {
             "query_id": pl.Series(qids, dtype=pl.String),
             "doc_id": pl.Series(docs, dtype=pl.String),
-            value_name: pl.Series(values, strict=False),
+            value_name: series,
         }
+    )
+
+
+def _dict_value_error(
+    obj: Mapping[Any, Any], value_name: str, label: str
+) -> SchemaError:
+    """Name the first value of a dict-of-dicts that is not a number."""
+    where, found = "", "values of mixed types"
+    for qid, inner in obj.items():
+        bad = [
+            (doc, v)
+            for doc, v in inner.items()
+            if not isinstance(v, int | float | str | type(None))
+        ]
+        if bad:
+            doc, value = bad[0]
+            where = f" under query {qid!r}, doc {doc!r}"
+            found = f"a {type(value).__name__}"
+            break
+    return SchemaError(
+        f"{label} as a dict must be {{query_id: {{doc_id: {value_name}}}}} with a "
+        f"number for each document;{where} found {found}."
     )
 
 
@@ -575,6 +700,11 @@ class _Check:
     count: pl.Expr  # aggregates to the number of offending rows
     bad: pl.Expr  # row predicate, to fetch an example
     error: Callable[[int, dict[str, Any]], IrevalError]
+    # "schema": the frame cannot be read as the kind at all (checked even when
+    # reading leniently); "data": a value problem validate() reports instead
+    level: str = "data"
+    # when ``count`` may overestimate (hashes), the exact count, for the message
+    exact: pl.Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -594,10 +724,11 @@ class _Column:
         return f"{self.canon!r} (from {self.src!r})"
 
     def dtype_error(self, expected: str) -> SchemaError:
+        target = {_IDS: "String", _NUMBERS: "Float64", _INTEGERS: "Int32"}[expected]
         return SchemaError(
             f"{self.label} column {self.name} has dtype {self.dtype}; expected "
             f"{expected}.\n  Hint: cast it first, e.g. "
-            f"pl.col({self.src!r}).cast(pl.String) for ids."
+            f"pl.col({self.src!r}).cast(pl.{target})."
         )
 
 
@@ -609,8 +740,13 @@ def _check(
     run: _RunOptions | None = None,
     *,
     from_file: bool = False,
+    lenient: bool = False,
 ) -> _Prepared:
-    """Rename, cast and validate, with one aggregate pass over the data."""
+    """Rename, cast and validate, with one aggregate pass over the data.
+
+    ``lenient`` keeps the values the data checks reject (see
+    :func:`as_lenient`), and grades as Float64.
+    """
     error = FormatError if from_file else SchemaError
     try:
         names = frame.collect_schema().names()
@@ -628,16 +764,18 @@ def _check(
 
     casts: dict[str, pl.Expr] = {}
     checks: list[_Check] = []
+    builders = _LENIENT_BUILDERS if lenient else _BUILDERS
     for canon in spec.canonical:
         if canon in schema:
             col = _Column(canon, source[canon], schema[canon], label)
-            casts[canon] = _BUILDERS.get(canon, _identifier)(col, checks)
+            casts[canon] = builders.get(canon, _identifier)(col, checks)
     extra: list[pl.Expr] = []  # aggregates beside the checks
     run_ids: frozenset[str] = frozenset()
     if spec.kind == "queries":
         checks.append(_duplicate_queries(label))
         order = ["query_id", *(n for n in schema.names() if n != "query_id")]
     elif spec.kind == "qrels":
+        checks.append(_duplicate_judgments(label, source))
         order = list(QRELS_COLUMNS)
     else:
         run = run or _RunOptions(run_id=None, default=DEFAULT_RUN_ID, want_ids=False)
@@ -651,29 +789,37 @@ def _check(
         elif run.want_ids:
             extra.append(casts["run_id"].unique().implode().alias("__ireval_ids"))
 
+    if lenient:
+        checks = [c for c in checks if c.level == "schema"]
     aggregates = [c.count.alias(f"__ireval_check_{i}") for i, c in enumerate(checks)]
     aggregates += extra
     eager = isinstance(frame, pl.DataFrame)
     try:
         if eager:  # in memory already, or a file read once: collect the staging
             staged = staged.collect().lazy()
-        counts = (
-            staged.select(aggregates).collect(engine="streaming").row(0, named=True)
-        )
+        counts: dict[str, Any] = {}
+        if aggregates:
+            query = staged.select(aggregates).collect(engine="streaming")
+            counts = query.row(0, named=True)
     except pl.exceptions.PolarsError as exc:
         msg = f"could not read {label}: {_first_line(exc)}"
         raise error(msg) from exc
     for i, check in enumerate(checks):
         n = counts[f"__ireval_check_{i}"]
         if n:
-            example = staged.filter(check.bad).head(1).collect().row(0, named=True)
-            raise check.error(int(n), example)
+            found = staged.filter(check.bad).head(1).collect()
+            if found.height == 0:  # an estimate that was wrong: a hash collision
+                continue
+            if check.exact is not None:
+                n = staged.select(check.exact).collect().item()
+            raise check.error(int(n), found.row(0, named=True))
     if "__ireval_ids" in counts:
         run_ids = frozenset(counts["__ireval_ids"])
     result = staged.select([casts.get(c, pl.col(c)).alias(c) for c in order])
     if eager:
         result = result.collect().lazy()
-    return _Prepared(result, run_ids)
+    dtypes = {c: schema[c] for c in spec.canonical if c in schema}
+    return _Prepared(result, run_ids, dtypes)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -727,7 +873,7 @@ def _identifier(col: _Column, checks: list[_Check]) -> pl.Expr:
             f"first: pl.col({col.src!r}).cast(pl.String)."
         )
 
-    checks.append(_Check(bad.sum(), bad, error))
+    checks.append(_Check(bad.sum(), bad, error, level="schema"))
     return x.cast(pl.Int64, strict=False).cast(pl.String)
 
 
@@ -819,11 +965,19 @@ def _rank(col: _Column, checks: list[_Check]) -> pl.Expr:
     raise col.dtype_error(_INTEGERS)
 
 
+def _lenient_relevance(col: _Column, checks: list[_Check]) -> pl.Expr:
+    """Grades as Float64, fractions kept; text that is not a number is null."""
+    if col.dtype.is_integer() or col.dtype in (pl.Boolean, pl.Null):
+        return pl.col(col.canon).cast(pl.Float64)
+    return _number(col, checks)
+
+
 _BUILDERS: dict[str, Callable[[_Column, list[_Check]], pl.Expr]] = {
     "score": _score,
     "relevance": _relevance,
     "rank": _rank,
 }
+_LENIENT_BUILDERS = {**_BUILDERS, "relevance": _lenient_relevance}
 
 
 def _duplicate_queries(label: str) -> _Check:
@@ -837,6 +991,35 @@ def _duplicate_queries(label: str) -> _Check:
         )
 
     return _Check(dup.sum(), dup, error)
+
+
+def _duplicate_judgments(label: str, source: Mapping[str, str]) -> _Check:
+    """Reject a (query, doc) pair judged twice: trec_eval's "duplicate docs"."""
+    # distinct hashes as many as rows proves there is no repeat, at a tenth of
+    # the cost of counting distinct (query_id, doc_id) pairs
+    hashed = pl.col("query_id").hash(1) ^ pl.col("doc_id").hash(2)
+    key = pl.struct("query_id", "doc_id")
+
+    def error(n: int, row: dict[str, Any]) -> IrevalError:
+        rows = "row" if n == 1 else "rows"
+        ids = [source["query_id"], source["doc_id"]]
+        grade = source["relevance"]
+        return DataError(
+            f"{label} judges a document more than once for the same query "
+            f"({n} extra {rows}), e.g. "
+            f"{_example(row, 'query_id', 'doc_id', 'relevance')}; each "
+            f"(query_id, doc_id) needs one grade (trec_eval rejects such "
+            f"qrels: 'duplicate docs').\n  Hint: keep one grade per document "
+            f"first, e.g. qrels.unique({ids!r}, keep='last') or "
+            f"qrels.group_by({ids[0]!r}, {ids[1]!r}).agg(pl.col({grade!r}).max())."
+        )
+
+    return _Check(
+        pl.len() - hashed.n_unique(),
+        key.is_duplicated(),
+        error,
+        exact=pl.len() - key.n_unique(),
+    )
 
 
 def _single_run(run_id: str, label: str) -> _Check:

@@ -8,6 +8,7 @@ there is one), so callers never see an ``OSError`` or a polars traceback.
 from __future__ import annotations
 
 import gzip
+import mmap
 import os
 import zlib
 from pathlib import Path
@@ -22,6 +23,7 @@ __all__ = [
     "GZIP_MAGIC",
     "Format",
     "check_text",
+    "refuse_nul",
     "detect_format",
     "display",
     "file_error",
@@ -185,9 +187,7 @@ def check_text(data: bytes, name: str) -> None:
         raise FormatError(msg)
     nul = data.find(b"\x00")
     if nul != -1:
-        raise _bytes_error(
-            data, nul, name, "contains a NUL byte; this looks like a binary file"
-        )
+        raise _bytes_error(data, nul, name, _nul_problem(data[:2]))
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -199,6 +199,46 @@ def check_text(data: bytes, name: str) -> None:
             hint = "the file looks UTF-16 encoded; convert it to UTF-8"
         problem = f"not valid UTF-8 text (byte {bad:#04x} at column {column}); {hint}"
         raise _bytes_error(data, exc.start, name, problem) from exc
+
+
+def refuse_nul(path: PathLike) -> None:
+    r"""Raise a FormatError (with the line) if an uncompressed file holds a NUL byte.
+
+    Parsers that read straight from the file (polars' CSV reader) take NUL
+    bytes for text; a NUL in a text file means a binary or UTF-16 file. The
+    scan is a memchr over a memory map. Gzipped files are not scanned.
+
+    Examples
+    --------
+    >>> path = getfixture("tmp_path") / "run.csv"
+    >>> _ = path.write_bytes(b"qid,docno,score\n1,\x00,2\n")
+    >>> refuse_nul(path)
+    Traceback (most recent call last):
+    ...
+    ireval_df.errors.FormatError: ...run.csv, line 2: contains a NUL byte; this looks like a binary file: '1,\x00,2'
+    """
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size == 0:
+                return
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                if mm[:2] == GZIP_MAGIC:
+                    return
+                nul = mm.find(b"\x00")
+                if nul != -1:
+                    end = mm.find(b"\n", nul)
+                    head = mm[: len(mm) if end == -1 else end]  # up to that line
+                    problem = _nul_problem(head[:2])
+                    raise _bytes_error(head, nul, display(path), problem)
+    except OSError as exc:
+        raise file_error(path, exc) from exc
+
+
+def _nul_problem(start: bytes) -> str:
+    problem = "contains a NUL byte; this looks like a binary file"
+    if start in (b"\xff\xfe", b"\xfe\xff"):
+        problem += " (or UTF-16 text: convert it to UTF-8)"
+    return problem
 
 
 def _bytes_error(data: bytes, pos: int, name: str, problem: str) -> FormatError:

@@ -55,6 +55,8 @@ def load(
     path: PathLike,
     kind: Kind,
     recognise: Callable[[Sequence[str]], Collection[str] | None],
+    *,
+    lenient: bool = False,
 ) -> Loaded:
     """Read ``path`` as the format its extension names.
 
@@ -69,6 +71,8 @@ def load(
         keep leading zeros), or None when needed columns are missing; a
         CSV/TSV file whose header then looks like a data row is read as
         header-less. Runs and qrels in CSV/TSV are read all as strings.
+    lenient : bool, default False
+        Keep fractional grades in TREC qrels (for :func:`ireval_df.validate`).
 
     Returns
     -------
@@ -76,11 +80,9 @@ def load(
     """
     fmt, _ = detect_format(path)
     if fmt == "trec":
-        reader = {
-            "run": trec.read_trec_run,
-            "qrels": trec.read_trec_qrels,
-            "queries": trec.read_trec_queries,
-        }[kind]
+        if kind == "qrels":
+            return Loaded(trec.read_trec_qrels(path, lenient=lenient), fmt)
+        reader = {"run": trec.read_trec_run, "queries": trec.read_trec_queries}[kind]
         return Loaded(reader(path), fmt)
     if fmt == "parquet":
         return Loaded(tabular.scan_parquet(path), fmt)
@@ -93,7 +95,7 @@ def load(
     names = tabular.csv_columns(path, separator=separator)
     strings = recognise(names)
     if strings is None:
-        headerless = _headerless(path, kind, names, separator)
+        headerless = _headerless(path, kind, names, separator, lenient=lenient)
         if headerless is not None:
             return Loaded(headerless, fmt)
     if kind != "queries":
@@ -104,7 +106,12 @@ def load(
 
 
 def _headerless(
-    path: PathLike, kind: Kind, header: Sequence[str], separator: str
+    path: PathLike,
+    kind: Kind,
+    header: Sequence[str],
+    separator: str,
+    *,
+    lenient: bool = False,
 ) -> pl.DataFrame | None:
     """Read a CSV/TSV file whose first line is data, not a header, or None."""
     n = len(header)
@@ -124,7 +131,7 @@ def _headerless(
         if not looks_like_data:
             return None
         if kind == "qrels" and separator == "\t":  # TREC qrels named .tsv
-            frame = trec.read_trec_qrels(path)
+            frame = trec.read_trec_qrels(path, lenient=lenient)
         else:
             frame = tabular.read_csv(path, separator=separator, new_columns=names)
     else:

@@ -22,6 +22,7 @@ from ireval_df.io._files import (
     file_error,
     line_error,
     read_bytes,
+    refuse_nul,
 )
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def read_csv(
     Raises
     ------
     FormatError
-        Unreadable, empty or malformed file.
+        Unreadable, empty or malformed file; NUL bytes (a binary file).
 
     Examples
     --------
@@ -117,6 +118,7 @@ def read_csv(
             schema_overrides=dict.fromkeys(string_columns, pl.String),
             infer_schema_length=_INFER_ROWS,
         )
+    refuse_nul(path)
     try:
         return pl.scan_csv(os.fspath(path), **options).collect()
     except OSError as exc:

@@ -1,10 +1,13 @@
 """TREC text files: runs, qrels and simple query lists.
 
 The reading rules are those of trec_eval 10.0 (``SPEC.md`` section 1), with
-two deliberate differences: relevance must be an integer (trec_eval's
-``atol`` turns ``1.7`` into 1 and ``abc`` into 0 silently) and scores must be
-numbers (``atof`` turns junk into 0.0); both are a :class:`FormatError`
-naming the line here. Qrels comment lines are accepted anywhere.
+three deliberate differences: relevance must be an integer (trec_eval's
+``atol`` turns ``1.7`` into 1 and ``abc`` into 0 silently), scores must be
+numbers (``atof`` turns junk into 0.0), and a carriage return inside a line
+is refused (trec_eval reads it as a blank, so a file with old Mac line
+endings is one line and a run keeps only its first row); each is a
+:class:`FormatError` naming the line here. Qrels comment lines are accepted
+anywhere.
 
 Two readers share the work. A fast one hands files whose fields are
 separated by exactly one space (or exactly one tab) to polars' multithreaded
@@ -49,6 +52,9 @@ _WS = r"[ \t\r\x0B\x0C]"
 _FIELD = r"[^ \t\r\x0B\x0C]+"
 _FIELD_RE = re.compile(_FIELD)
 _SKIP = f"^{_WS}*(?:#|$)"  # blank, whitespace-only and comment lines
+# A carriage return followed by more data on the same line: old Mac (CR-only)
+# line endings, which would otherwise glue every line into one.
+_LONE_CR = "\r[^ \t\r\x0b\x0c]"
 _INT32 = (-(2**31), 2**31 - 1)
 
 
@@ -128,19 +134,24 @@ def read_trec_run(path: PathLike) -> pl.DataFrame:
     return _read(path, _RUN)
 
 
-def read_trec_qrels(path: PathLike) -> pl.DataFrame:
+def read_trec_qrels(path: PathLike, *, lenient: bool = False) -> pl.DataFrame:
     r"""Read a TREC qrels file (``qid iter docno relevance`` per line).
 
     Parameters
     ----------
     path : str or pathlib.Path
         The file; gzip-compressed files are recognised by content.
+    lenient : bool, default False
+        Read grades as Float64 and keep fractional ones (``1.7``), for
+        :func:`ireval_df.validate` to report; text that is not a finite
+        number is still an error.
 
     Returns
     -------
     polars.DataFrame
-        ``query_id``, ``doc_id`` (String), ``relevance`` (Int32), in file
-        order. Negative grades are kept: they mean "pooled, not judged".
+        ``query_id``, ``doc_id`` (String), ``relevance`` (Int32; Float64 when
+        ``lenient``), in file order. Negative grades are kept: they mean
+        "pooled, not judged".
 
     Raises
     ------
@@ -155,7 +166,7 @@ def read_trec_qrels(path: PathLike) -> pl.DataFrame:
     >>> read_trec_qrels(path).rows()
     [('301', 'FR940104-0-00001', 2)]
     """
-    return _read(path, _QRELS)
+    return _read(path, _QRELS, lenient=lenient)
 
 
 def read_trec_queries(path: PathLike) -> pl.DataFrame:
@@ -185,6 +196,7 @@ def read_trec_queries(path: PathLike) -> pl.DataFrame:
     name = display(path)
     lines = _lines(data, name)
     pattern = f"^{_WS}*(?P<query_id>{_FIELD})(?:{_WS}+(?P<text>.*?))?{_WS}*$"
+    _refuse_lone_cr(lines.filter(~pl.col("text").str.contains(_SKIP)), name)
     parsed = (
         lines.lazy()
         .filter(~pl.col("text").str.contains(_SKIP))
@@ -253,7 +265,7 @@ def trec_run_id_of_last_line(path: PathLike) -> str:
 # reading
 
 
-def _read(path: PathLike, layout: _Layout) -> pl.DataFrame:
+def _read(path: PathLike, layout: _Layout, *, lenient: bool = False) -> pl.DataFrame:
     """Read with the fast reader when it can vouch for the file, else carefully."""
     name = display(path)
     data: bytes | None = None
@@ -273,8 +285,9 @@ def _read(path: PathLike, layout: _Layout) -> pl.DataFrame:
         source = data
     frame = _fast(source, flags, layout)
     if frame is None:
-        frame = _careful(read_bytes(path) if data is None else data, name, layout)
-    return frame
+        raw = read_bytes(path) if data is None else data
+        return _careful(raw, name, layout, lenient=lenient)
+    return _finish(frame, layout, lenient=lenient)
 
 
 @dataclass(frozen=True)
@@ -285,19 +298,24 @@ class _Bytes:
     space: bool
     cr: bool
     hash: bool  # without any '#', no comment handling (it costs 20 %)
-    other: bool  # vertical tab, form feed or NUL: always the careful reader
+    other: bool  # vertical tab, form feed, NUL or a CR not ending a line:
+    # always the careful reader
 
     @classmethod
     def of(cls, buf: bytes | mmap.mmap) -> _Bytes:
         def has(byte: bytes) -> bool:
             return buf.find(byte) != -1
 
+        cr = has(b"\r")
         return cls(
             tab=has(b"\t"),
             space=has(b" "),
-            cr=has(b"\r"),
+            cr=cr,
             hash=has(b"#"),
-            other=has(b"\x0b") or has(b"\x0c") or has(b"\x00"),
+            other=has(b"\x0b")
+            or has(b"\x0c")
+            or has(b"\x00")
+            or (cr and re.search(rb"\r(?!\n)", buf) is not None),
         )
 
 
@@ -353,7 +371,7 @@ def _fast(source: str | bytes, flags: _Bytes, layout: _Layout) -> pl.DataFrame |
         return None
     if "relevance" in schema and not _in_int32(frame["relevance"]):
         return None
-    return _finish(frame, layout)
+    return frame
 
 
 def _has_nulls(frame: pl.DataFrame) -> bool:
@@ -391,15 +409,22 @@ def _lines(data: bytes, name: str) -> pl.DataFrame:
     return lines.with_row_index("line", offset=1)
 
 
-def _careful(data: bytes, name: str, layout: _Layout) -> pl.DataFrame:
+def _careful(
+    data: bytes, name: str, layout: _Layout, *, lenient: bool = False
+) -> pl.DataFrame:
     """Split every line on whitespace and report the first bad one exactly."""
     lines = _lines(data, name)
     if layout is _RUN:
         field, value = "score", pl.col("score").cast(pl.Float64, strict=False)
         problem = "is not a number"
+    elif lenient:
+        field, value = "relevance", pl.col("relevance").cast(pl.Float64, strict=False)
+        value = pl.when(value.is_finite()).then(value)
+        problem = "is not a finite number"
     else:
         field, value = "relevance", pl.col("relevance").cast(pl.Int64, strict=False)
         problem = "is not an integer (relevance grades are whole numbers)"
+    _refuse_lone_cr(lines.filter(~pl.col("text").str.contains(_SKIP)), name)
     parsed = (
         lines.lazy()
         .filter(~pl.col("text").str.contains(_SKIP))
@@ -429,10 +454,31 @@ def _careful(data: bytes, name: str, layout: _Layout) -> pl.DataFrame:
         problem = f"{field} {row[field]!r} {problem}"
         error = line_error(name, row["line"], row["text"], problem)
         raise _more(error, bad.height - 1, "such")
-    return _finish(parsed.with_columns(pl.col("__ireval_value").alias(field)), layout)
+    parsed = parsed.with_columns(pl.col("__ireval_value").alias(field))
+    return _finish(parsed, layout, lenient=lenient)
 
 
-def _finish(frame: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
+def _refuse_lone_cr(lines: pl.DataFrame, name: str) -> None:
+    r"""Reject data lines with a carriage return inside (CR-only line endings).
+
+    trec_eval reads ``\r`` as a blank, so a file with old Mac line endings is
+    one long line whose fields after the sixth are ignored: every row but the
+    first would be lost without a word.
+    """
+    bad = lines.filter(pl.col("text").str.contains(_LONE_CR))
+    if bad.height:
+        line, text = bad.row(0)[:2]
+        problem = (
+            "a carriage return (\\r) inside the line is followed by more data; "
+            "the file may use old Mac (CR-only) line endings: convert them to "
+            "\\n, e.g. tr '\\r' '\\n'"
+        )
+        raise _more(line_error(name, line, text, problem), bad.height - 1, "such")
+
+
+def _finish(
+    frame: pl.DataFrame, layout: _Layout, *, lenient: bool = False
+) -> pl.DataFrame:
     """Select and type the canonical columns of a parsed file."""
     if layout is _RUN:
         return frame.select(
@@ -442,7 +488,8 @@ def _finish(frame: pl.DataFrame, layout: _Layout) -> pl.DataFrame:
             pl.col("score").cast(pl.Float64),
             "run_id",
         )
-    return frame.select("query_id", "doc_id", pl.col("relevance").cast(pl.Int32))
+    grade = pl.Float64 if lenient else pl.Int32
+    return frame.select("query_id", "doc_id", pl.col("relevance").cast(grade))
 
 
 def _more(error: FormatError, others: int, adjective: str) -> FormatError:

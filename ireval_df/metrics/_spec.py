@@ -271,6 +271,9 @@ def _coerce_cutoff(info: MetricInfo, k: Any, where: str) -> int | float | None:
             msg = f"metric {where!r}: the cutoff of {info.name} is a recall level in [0, 1], found {k!r}."
             raise MetricSpecError(msg)
         return value
+    if isinstance(k, float) and not math.isfinite(k):
+        msg = f"metric {where!r}: the cutoff must be a finite number, found {k!r}."
+        raise MetricSpecError(msg)
     if isinstance(k, float) and k != int(k):
         msg = f"metric {where!r}: the cutoff must be a whole number, found {k!r}."
         raise MetricSpecError(msg)
@@ -316,7 +319,7 @@ def _coerce(info: MetricInfo, key: str, raw: Any, where: str) -> ParamValue:
                 raise ValueError  # noqa: TRY301
             return lowered[text.lower()]
         return text  # noqa: TRY300
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):
         if choices is not None:
             expected = "one of " + ", ".join(repr(c) for c in choices)
         elif key == "gains":
