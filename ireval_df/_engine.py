@@ -5,12 +5,19 @@ metrics and runs:
 
 1. qrels: label each judged row, compute per-query statistics (``qrels``
    stage) and the ideal-ranking tables (``ideal`` stage);
-2. run: keep the qrels topics, rank by score descending then doc_id
-   descending (explicit window order, never row order), cut at ``depth``,
-   join labels (NONPOOL -1, pooled-unjudged -2), optionally drop unjudged
-   documents and renumber (``judged_only``);
+2. run: count every ranking's documents (:func:`ranking_sizes`, cut at
+   ``depth``) and rank by score descending then doc_id descending (explicit
+   orders, never row order). Only when a requested metric is registered
+   ``full_sort`` does every row get a rank (a sort of each ranking);
+   otherwise only the documents in the qrels keep a row, with their true
+   rank, found by sorting the scores down to each ranking's last judged
+   document and the doc_ids of the few rows tied with a judged one. Then
+   labels (NONPOOL -1, pooled-unjudged -2), the ``depth`` cut, and
+   optionally the unjudged documents dropped and the rest renumbered
+   (``judged_only``);
 3. row-stage columns, one ``with_columns`` per dependency layer;
-4. one ``group_by(run_id, query_id).agg`` for all metrics;
+4. one ``group_by(run_id, query_id).agg`` for all metrics, joined onto the
+   rankings' sizes (a ranking without a row is an empty aggregate);
 5. a grid of runs x qrels topics fills queries a run did not answer with the
    aggregates of an empty ranking;
 6. one ``select`` of the final per-query values.
@@ -23,17 +30,26 @@ from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
-from ireval_df.metrics._plan import DEFS, KEYS, Def
+from ireval_df.metrics import _shared as shared
+from ireval_df.metrics._plan import DEFS, KEYS, N_RET, Def
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from ireval_df.metrics._spec import Metric
 
-__all__ = ["EngineOptions", "label_qrels", "per_query_wide", "ranked_rows"]
+__all__ = [
+    "EngineOptions",
+    "label_qrels",
+    "per_query_wide",
+    "ranked_rows",
+    "ranking_sizes",
+]
 
 MISSING = "__ireval_missing"
 PRESENT = "__ireval_present"
+_LAST = "__ireval_last"
+_RANK = "__ireval_rank"
 
 
 @dataclass(frozen=True)
@@ -63,7 +79,7 @@ def ranked_rows(
     *,
     judged_only: bool = False,
 ) -> pl.LazyFrame:
-    """Rank, cut and label the run rows of the qrels topics.
+    """Rank, cut and label every run row of the qrels topics.
 
     Returns ``run_id, query_id, doc_id, score, rank (Int64), label (Int32)``.
     Rank is score descending then ``doc_id`` descending (byte order), or the
@@ -72,23 +88,79 @@ def ranked_rows(
     """
     topics = labelled_qrels.select("query_id").unique()
     rows = run.join(topics, on="query_id", how="semi")
-    if options.rank_from == "column":
+    return _rank(rows, labelled_qrels, options, judged_only=judged_only, every=True)
+
+
+def ranking_sizes(run: pl.LazyFrame, options: EngineOptions) -> pl.LazyFrame:
+    """Every ranking of the run and its number of documents (at most ``depth``).
+
+    Returns ``run_id, query_id, __ireval_nret``: every ranking the run holds,
+    whether or not its topic is in the qrels.
+    """
+    size = pl.len().cast(pl.Int64)
+    if options.depth is not None:
+        size = pl.min_horizontal(size, pl.lit(options.depth, pl.Int64))
+    return run.group_by(list(KEYS)).agg(size.alias(N_RET))
+
+
+def _rank(
+    run: pl.LazyFrame,
+    labelled_qrels: pl.LazyFrame,
+    options: EngineOptions,
+    *,
+    judged_only: bool,
+    every: bool,
+) -> pl.LazyFrame:
+    """Ranked, labelled rows.
+
+    ``every=True`` ranks every row: one sort of each ranking by the rank key
+    and ``doc_id``. Otherwise only the documents in the qrels keep a row,
+    with their true rank: 1 + the number of documents with a better key (a
+    sort of the keys alone, over the rows down to the ranking's last judged
+    key; the rows below it are only counted, in :func:`ranking_sizes`) + the
+    number with the same key and a ``doc_id`` that sorts first (a sort of
+    the ``doc_id`` of the few rows that share a judged document's key).
+    """
+    name = "score" if options.rank_from == "score" else "rank"
+    key, descending = pl.col(name), options.rank_from == "score"
+    labels = labelled_qrels.select("query_id", "doc_id", "label")
+    doc = ["query_id", "doc_id"]
+    if every:
         order = pl.int_range(1, pl.len() + 1).over(
-            list(KEYS), order_by=[pl.col("rank"), pl.col("doc_id")]
+            list(KEYS), order_by=[key, pl.col("doc_id")], descending=descending
         )
+        rows = run.join(labels, on=doc, how="left").with_columns(order.alias(_RANK))
     else:
-        order = pl.int_range(1, pl.len() + 1).over(
-            list(KEYS), order_by=[pl.col("score"), pl.col("doc_id")], descending=True
+        # the keys of the judged documents; the last of them in each ranking
+        judged = (
+            run.join(labels, on=doc, how="inner").select(*KEYS, name).unique().cache()
+        )
+        last = judged.group_by(list(KEYS)).agg(
+            (key.min() if descending else key.max()).alias(_LAST)
+        )
+        reach = key >= pl.col(_LAST) if descending else key <= pl.col(_LAST)
+        better = key.rank("min", descending=descending).over(list(KEYS))
+        first_doc = pl.col("doc_id").rank("ordinal", descending=descending)
+        rows = (
+            run.join(last, on=list(KEYS), how="inner")
+            .filter(reach)
+            .with_columns(better.cast(pl.Int64).alias(_RANK))
+            .join(judged, on=[*KEYS, name], how="semi")
+            .with_columns(
+                pl.col(_RANK) + first_doc.over([*KEYS, name]).cast(pl.Int64) - 1
+            )
+            .join(labels, on=doc, how="inner")
         )
     rows = rows.select(
-        "run_id", "query_id", "doc_id", "score", order.cast(pl.Int64).alias("rank")
+        "run_id",
+        "query_id",
+        "doc_id",
+        "score",
+        pl.col(_RANK).cast(pl.Int64).alias("rank"),
+        pl.col("label").fill_null(-1).cast(pl.Int32),
     )
     if options.depth is not None:
         rows = rows.filter(pl.col("rank") <= options.depth)
-    labels = labelled_qrels.select("query_id", "doc_id", "label")
-    rows = rows.join(labels, on=["query_id", "doc_id"], how="left").with_columns(
-        pl.col("label").fill_null(-1).cast(pl.Int32)
-    )
     if judged_only:
         rows = rows.filter(pl.col("label") >= 0).with_columns(
             pl.col("rank").rank("ordinal").over(list(KEYS)).cast(pl.Int64)
@@ -159,19 +231,29 @@ def per_query_wide(
     run: pl.LazyFrame,
     qrels: pl.LazyFrame,
     options: EngineOptions,
+    *,
+    sizes: pl.LazyFrame | None = None,
+    run_ids: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row per (run, qrels topic), one column per metric (its canonical name).
 
     Also carries ``__ireval_missing``: the run returned nothing for the topic
     (its values are those of an empty ranking, NaN replaced by 0). With
-    ``missing="skip"`` such rows are left out.
+    ``missing="skip"`` such rows are left out. ``sizes`` is
+    :func:`ranking_sizes` of the same run and options, when already known;
+    ``run_ids`` (a ``run_id`` column) the runs to score, when ``run`` is one
+    part of them (default: the runs in ``run``).
     """
     labelled = label_qrels(qrels)
+    if sizes is None:
+        sizes = ranking_sizes(run, options)
+    if run_ids is None:
+        run_ids = sizes.select("run_id").unique()
     variants: dict[bool, list[Metric]] = {}
     for metric in metrics:
         variants.setdefault(metric.judged_only, []).append(metric)
     frames = [
-        _variant(group, run, labelled, options, judged_only=flag)
+        _variant(group, run, labelled, sizes, run_ids, options, judged_only=flag)
         for flag, group in variants.items()
     ]
     result = frames[0]
@@ -185,6 +267,8 @@ def _variant(
     metrics: list[Metric],
     run: pl.LazyFrame,
     labelled: pl.LazyFrame,
+    sizes: pl.LazyFrame,
+    run_ids: pl.LazyFrame,
     options: EngineOptions,
     *,
     judged_only: bool,
@@ -205,8 +289,9 @@ def _variant(
         qstats = qstats.with_columns([d.expr.alias(d.name) for d in layer])
     qstat_names = {d.name for d in stage.get("qrels", [])}
 
-    # 2. run side
-    rows = ranked_rows(run, labelled, options, judged_only=judged_only)
+    # 2. run side: every row ranked only when a metric needs it
+    every = any(shared.full_sort(m) for m in metrics)
+    rows = _rank(run, labelled, options, judged_only=judged_only, every=every)
     later = stage.get("row", []) + stage.get("agg", []) + stage.get("ideal", [])
     row_needs = sorted({n for d in later for n in _roots(d.expr)} & qstat_names)
     if row_needs:
@@ -233,25 +318,32 @@ def _variant(
         )
     rows = _with_layers(rows, stage.get("row", []))
 
-    # 3. one aggregation for all metrics
+    # 3. one aggregation for all metrics, onto every ranking of the run: a
+    # ranking without rows (no judged document, or judged_only emptied it)
+    # is an empty aggregate; judged_only rankings count their kept rows
     agg_defs, *agg_rest = _layers(stage.get("agg", [])) or [[]]
     agg = rows.group_by(list(KEYS)).agg(
         [pl.len().alias(PRESENT)] + [d.expr.alias(d.name) for d in agg_defs]
     )
+    agg = sizes.join(agg, on=list(KEYS), how="left")
+    if judged_only:
+        agg = agg.with_columns(pl.col(PRESENT).fill_null(0).cast(pl.Int64).alias(N_RET))
 
     # 4. runs x topics grid: a topic the run did not answer is an empty ranking
-    run_ids = run.select("run_id").unique()
     topics = qstats.select("query_id")
     grid = run_ids.join(topics, how="cross")
     how: Literal["left", "inner"] = "inner" if options.missing == "skip" else "left"
     per_query = grid.join(agg, on=list(KEYS), how=how)
-    missing = pl.col(PRESENT).is_null()
+    missing = pl.col(N_RET).is_null()
+    empty = pl.col(PRESENT).is_null()
     fills = [
-        pl.when(missing).then(pl.lit(d.fill)).otherwise(pl.col(d.name)).alias(d.name)
+        pl.when(empty).then(pl.lit(d.fill)).otherwise(pl.col(d.name)).alias(d.name)
         for d in agg_defs
         if d.fill is not None
     ]
-    per_query = per_query.with_columns(missing.alias(MISSING), *fills)
+    per_query = per_query.with_columns(
+        missing.alias(MISSING), pl.col(N_RET).fill_null(0), *fills
+    )
     per_query = per_query.join(qstats, on="query_id", how="left")
     for layer in agg_rest:
         per_query = per_query.with_columns([d.expr.alias(d.name) for d in layer])

@@ -13,7 +13,12 @@ metrics of a call:
     one table per gain function), joined onto the run by position.
 ``row``
     columns on ranked run rows (``run_id, query_id, doc_id, score, rank,
-    label``); rank-dependent windows use :func:`per_ranking`.
+    label``); rank-dependent windows use :func:`per_ranking`. Unless a
+    metric of the call is registered ``full_sort=True``, only the rows of
+    documents in the qrels are there (each with its true rank): a row or agg
+    expression must then give the same result without the documents absent
+    from the qrels (label -1), and the ranking's size is the column
+    ``N_RET``, never ``pl.len()``.
 ``agg``
     one ``group_by("run_id", "query_id").agg`` over the ranked rows.
 ``value``
@@ -30,12 +35,25 @@ from typing import Literal
 
 import polars as pl
 
-__all__ = ["KEYS", "Def", "Plan", "Stage", "define", "per_ranking"]
+__all__ = [
+    "KEYS",
+    "N_RET",
+    "Def",
+    "Plan",
+    "Stage",
+    "define",
+    "ordered_sum",
+    "per_ranking",
+]
 
 Stage = Literal["qrels_row", "qrels", "ideal", "row", "agg"]
 
 #: The columns that identify one ranking.
 KEYS = ("run_id", "query_id")
+
+#: Per-query column the engine provides: the number of documents in the
+#: ranking (after ``depth`` and ``judged_only``).
+N_RET = "__ireval_nret"
 
 
 @dataclass(frozen=True)
@@ -88,6 +106,28 @@ def per_ranking(expr: pl.Expr) -> pl.Expr:
     [11, 10, 111]
     """
     return expr.over(list(KEYS), order_by="rank")
+
+
+def ordered_sum(
+    term: pl.Expr, *, where: pl.Expr | None = None, by: str | pl.Expr = "rank"
+) -> pl.Expr:
+    """Sum ``term`` (where ``where`` holds) in rank order, as trec_eval's loops do.
+
+    A plain ``sum()`` in a parallel group-by adds the rows in whatever order
+    the threads meet them, so the last bit of a result could change from one
+    call to the next, or with the input's row order. An ordered cumulative
+    sum does not; skipped rows add an exact 0.
+
+    Examples
+    --------
+    >>> rows = pl.DataFrame({"rank": [3, 1, 2], "x": [0.1, 0.2, 0.3]})
+    >>> rows.select(ordered_sum(pl.col("x"), where=pl.col("rank") < 3)).item()
+    0.5
+    """
+    if where is not None:
+        term = pl.when(where).then(term).otherwise(pl.lit(0.0))
+    summed = term.cast(pl.Float64).fill_null(0.0).sort_by(by).cum_sum().last()
+    return summed.fill_null(0.0)
 
 
 class Plan:

@@ -9,14 +9,20 @@ qrels grade is negative (pooled, not judged).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
-from ireval_df.metrics._plan import define, per_ranking
+from ireval_df.metrics._plan import N_RET, define, ordered_sum, per_ranking
+
+if TYPE_CHECKING:
+    from ireval_df.metrics._spec import Metric
 
 __all__ = [
     "NONPOOL",
     "UNJUDGED",
     "dcg_at",
+    "full_sort",
     "gain_key",
     "ideal_col",
     "idcg",
@@ -57,6 +63,27 @@ def safe_div(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
         .then(numerator.cast(pl.Float64) / denominator)
         .otherwise(pl.lit(0.0))
     )
+
+
+def full_sort(metric: Metric) -> bool:
+    """Whether ``metric`` needs the rank of every retrieved document.
+
+    Its registry entry says so, its gain map gives documents absent from
+    the qrels (level -1, NONPOOL) a gain, or its relevance level is below 0
+    (trec_eval -l-1: documents absent from the qrels then count as relevant).
+
+    Examples
+    --------
+    >>> from ireval_df.metrics import parse_metric
+    >>> [full_sort(parse_metric(s)) for s in ["AP", "G", "nDCG(gains={-1:0.5})@10"]]
+    [False, True, True]
+    """
+    gains = dict(metric.params).get("gains", ())
+    nonpool = isinstance(gains, tuple) and any(
+        isinstance(item, tuple) and item[0] == NONPOOL for item in gains
+    )
+    below_zero = "rel" in metric.info.params and metric.rel < 0
+    return metric.info.full_sort or nonpool or below_zero
 
 
 # --- qrels side -------------------------------------------------------------
@@ -117,9 +144,15 @@ def row_gain(dcg: str, gains: tuple[tuple[int, float], ...]) -> pl.Expr:
 
 
 def qrels_gain(dcg: str, gains: tuple[tuple[int, float], ...]) -> pl.Expr:
-    """The gain of each judged document (qrels rows)."""
+    """The gain of each judged document (qrels rows; 0 for negative grades).
+
+    Documents with a negative grade are pooled but not judged: a gain map
+    entry for level -2 gives them a gain in a ranking, never a place in the
+    ideal ranking (trec_eval builds the ideal from grades >= 0).
+    """
     key = gain_key(dcg, gains)
-    return define(f"__ireval_qgain_{key}", "qrels_row", gain_of(LABEL, dcg, gains))
+    gain = pl.when(LABEL < 0).then(pl.lit(0.0)).otherwise(gain_of(LABEL, dcg, gains))
+    return define(f"__ireval_qgain_{key}", "qrels_row", gain)
 
 
 def ideal_rank(dcg: str, gains: tuple[tuple[int, float], ...]) -> pl.Expr:
@@ -146,7 +179,8 @@ def idcg(dcg: str, gains: tuple[tuple[int, float], ...], k: int | None) -> pl.Ex
     if k is not None:
         keep = keep & (irank <= k)
     term = gain / (irank.cast(pl.Float64) + 1.0).log(2)
-    return define(f"__ireval_idcg_{key}_{k}", "qrels", term.filter(keep).sum())
+    total = ordered_sum(term, where=keep, by=irank)
+    return define(f"__ireval_idcg_{key}_{k}", "qrels", total)
 
 
 def ideal_col(dcg: str, gains: tuple[tuple[int, float], ...], what: str) -> pl.Expr:
@@ -190,9 +224,13 @@ def relret_cum(rel: int) -> pl.Expr:
 
 
 def n_ret(k: int | None = None) -> pl.Expr:
-    """Documents retrieved (in the top ``k``)."""
-    expr = pl.len() if k is None else (pl.col("rank") <= k).sum()
-    return define(f"__ireval_nret_{k}", "agg", expr.cast(pl.Int64))
+    """Documents retrieved (in the top ``k``): a per-query value.
+
+    The engine counts every ranking's documents (``N_RET``), so that this
+    holds whether or not every row is ranked.
+    """
+    n = pl.col(N_RET)
+    return n if k is None else pl.min_horizontal(n, pl.lit(k, pl.Int64))
 
 
 def relret(rel: int, k: int | None = None) -> pl.Expr:
@@ -207,6 +245,5 @@ def dcg_at(dcg: str, gains: tuple[tuple[int, float], ...], k: int | None) -> pl.
     """DCG of the ranking at ``k`` (None: the whole ranking)."""
     key = gain_key(dcg, gains)
     term = row_gain(dcg, gains) / (rank() + 1.0).log(2)
-    if k is not None:
-        term = term.filter(pl.col("rank") <= k)
-    return define(f"__ireval_dcg_{key}_{k}", "agg", term.sum())
+    keep = None if k is None else pl.col("rank") <= k
+    return define(f"__ireval_dcg_{key}_{k}", "agg", ordered_sum(term, where=keep))

@@ -440,7 +440,8 @@ def _parse_trec_suffix(text: str) -> Metric | None:
         try:
             extra, k = alias.suffix(suffix)
         except MetricSpecError as exc:
-            raise MetricSpecError(f"metric {text!r}: {exc}") from None
+            msg = f"metric {text!r}: {exc}"
+            raise MetricSpecError(msg) from None
         except (ValueError, TypeError):
             msg = (
                 f"metric {text!r}: cannot read {suffix!r} as the parameter of "

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ireval_df.metrics import _shared as shared
-from ireval_df.metrics._plan import Plan, define, per_ranking
+from ireval_df.metrics._plan import Plan, define, ordered_sum, per_ranking
 from ireval_df.metrics._registry import register
 
 if TYPE_CHECKING:
@@ -19,9 +19,10 @@ def precision_sum(m: Metric) -> pl.Expr:
     return define(
         f"__ireval_psum_{m.rel}_{m.k}",
         "agg",
-        (shared.relret_cum(m.rel) / shared.rank())
-        .filter(shared.is_rel(m.rel) & m.in_cutoff())
-        .sum(),
+        ordered_sum(
+            shared.relret_cum(m.rel) / shared.rank(),
+            where=shared.is_rel(m.rel) & m.in_cutoff(),
+        ),
     )
 
 
@@ -147,6 +148,6 @@ def inferred_ap(m: Metric) -> Plan:
             .then(pl.lit(1.0))
             .otherwise(inner),
         },
-        per_query={term: pl.col(term).sum()},
+        per_query={term: ordered_sum(pl.col(term))},
         value=shared.safe_div(pl.col(term), shared.n_rel(m.rel)),
     )

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ireval_df.metrics import _shared as shared
-from ireval_df.metrics._plan import Plan, define, per_ranking
+from ireval_df.metrics._plan import Plan, define, ordered_sum, per_ranking
 from ireval_df.metrics._registry import register
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def bpref_sum(rel: int) -> pl.Expr:
     )
     term = pl.when(seen == 0).then(pl.lit(1.0)).otherwise(1.0 - penalty)
     return define(
-        f"__ireval_bpref_sum_{rel}", "agg", term.filter(shared.is_rel(rel)).sum()
+        f"__ireval_bpref_sum_{rel}", "agg", ordered_sum(term, where=shared.is_rel(rel))
     )
 
 
@@ -89,9 +89,9 @@ def binary_g(m: Metric) -> Plan:
     above = pl.col("rank") - shared.relret_cum(m.rel)
     return Plan(
         per_query={
-            term: (1.0 / (above.cast(pl.Float64) + 2.0).log(2))
-            .filter(shared.is_rel(m.rel))
-            .sum()
+            term: ordered_sum(
+                1.0 / (above.cast(pl.Float64) + 2.0).log(2), where=shared.is_rel(m.rel)
+            )
         },
         value=shared.safe_div(pl.col(term), shared.n_rel(m.rel)),
     )

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ireval_df.errors import MetricSpecError
-from ireval_df.metrics._plan import Plan, define, per_ranking
+from ireval_df.metrics._plan import Plan, define, ordered_sum, per_ranking
 from ireval_df.metrics._registry import register
 
 if TYPE_CHECKING:
@@ -64,6 +64,6 @@ def expected_reciprocal_rank(m: Metric) -> Plan:
             go_on: per_ranking((1.0 - pl.col(stop)).cum_prod()) / (1.0 - pl.col(stop)),
             term: pl.col(go_on) * pl.col(stop) / pl.col("rank").cast(pl.Float64),
         },
-        per_query={term: pl.col(term).filter(m.in_cutoff()).sum()},
+        per_query={term: ordered_sum(pl.col(term), where=m.in_cutoff())},
         value=pl.col(term),
     )

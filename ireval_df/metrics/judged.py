@@ -44,6 +44,7 @@ def judged(m: Metric) -> Plan:
     cutoff="required",
     higher_is_better=False,
     trec_eval="unj_{k}",
+    full_sort=True,
 )
 def unjudged(m: Metric) -> Plan:
     """Share of unjudged documents in the top k, over k (trec_eval 10 ``unj_k``).

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from ireval_df.metrics import _shared as shared
-from ireval_df.metrics._plan import Plan, define, per_ranking
+from ireval_df.metrics._plan import Plan, define, ordered_sum, per_ranking
 from ireval_df.metrics._registry import register
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def cumulative_gain(m: Metric) -> Plan:
     dcg, gains = _gain(m)
     total = m.col("cg")
     return Plan(
-        per_query={total: shared.row_gain(dcg, gains).filter(m.in_cutoff()).sum()},
+        per_query={total: ordered_sum(shared.row_gain(dcg, gains), where=m.in_cutoff())},
         value=pl.col(total),
     )
 
@@ -176,7 +176,7 @@ def ndcg_rel(m: Metric) -> Plan:
     )
     return Plan(
         per_query={
-            total: shared.safe_div(cum, ideal_here).filter(positive).sum(),
+            total: ordered_sum(shared.safe_div(cum, ideal_here), where=positive),
             found: positive.sum(),
         },
         value=pl.when(numerator > 0)
@@ -192,6 +192,7 @@ def ndcg_rel(m: Metric) -> Plan:
     choices=GAIN_CHOICES,
     bounds=(0.0, None),
     trec_eval="Rndcg",
+    full_sort=True,
 )
 def rndcg(m: Metric) -> Plan:
     """nDCG averaged over the ideal ranking's gain boundaries (trec_eval ``Rndcg``).
@@ -221,7 +222,9 @@ def rndcg(m: Metric) -> Plan:
     tail_inv = define(
         f"__ireval_rndcg_tinv_{key}",
         "ideal",
-        inv.sum().over("query_id") - inv.cum_sum().over("query_id", order_by=irank),
+        # terms are >= 0, so the ordered running sum's max is its (deterministic) total
+        inv.cum_sum().over("query_id", order_by=irank).max().over("query_id")
+        - inv.cum_sum().over("query_id", order_by=irank),
         table=key,
     )
     tail_cnt = define(
@@ -251,7 +254,7 @@ def rndcg(m: Metric) -> Plan:
     )
     return Plan(
         per_query={
-            s_in: (cum / icum).filter(boundary.fill_null(value=False)).sum(),
+            s_in: ordered_sum(cum / icum, where=boundary.fill_null(value=False)),
             c_in: boundary.fill_null(value=False).sum(),
             t_inv: tail_inv.filter(last).first().fill_null(0.0),
             t_cnt: tail_cnt.filter(last).first().fill_null(0),
@@ -263,7 +266,12 @@ def rndcg(m: Metric) -> Plan:
 
 
 @register(
-    "G", params=GAIN_PARAMS, choices=GAIN_CHOICES, bounds=(0.0, None), trec_eval="G"
+    "G",
+    params=GAIN_PARAMS,
+    choices=GAIN_CHOICES,
+    bounds=(0.0, None),
+    trec_eval="G",
+    full_sort=True,
 )
 def g_measure(m: Metric) -> Plan:
     """trec_eval's experimental G: gains discounted by the gain still missing.
@@ -287,7 +295,7 @@ def g_measure(m: Metric) -> Plan:
     total_ideal = define(
         f"__ireval_itotal_{shared.gain_key(dcg, gains)}",
         "qrels",
-        qgain.filter(qgain > 0).sum(),
+        ordered_sum(qgain, where=qgain > 0, by=shared.ideal_rank(dcg, gains)),
     )
     return Plan(
         row={
@@ -295,9 +303,9 @@ def g_measure(m: Metric) -> Plan:
             c_col: per_ranking(pl.max_horizontal(ideal, pl.lit(1.0)).cum_sum()),
         },
         per_query={
-            term: (gain / (2.0 + pl.col(c_col) - pl.col(s_col)).log(2))
-            .filter(gain != 0)
-            .sum()
+            term: ordered_sum(
+                gain / (2.0 + pl.col(c_col) - pl.col(s_col)).log(2), where=gain != 0
+            )
         },
         value=shared.safe_div(pl.col(term), total_ideal),
     )

@@ -8,7 +8,7 @@ import polars as pl
 
 from ireval_df.errors import MetricSpecError
 from ireval_df.metrics import _shared as shared
-from ireval_df.metrics._plan import Plan, define
+from ireval_df.metrics._plan import Plan, define, ordered_sum
 from ireval_df.metrics._registry import register
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def rank_biased_precision(m: Metric) -> Plan:
     total = m.col("sum")
     return Plan(
         per_query={
-            total: (_normalised_gain(m) * _weight(p)).filter(m.in_cutoff()).sum()
+            total: ordered_sum(_normalised_gain(m) * _weight(p), where=m.in_cutoff())
         },
         value=(1.0 - p) * pl.col(total),
     )
@@ -92,6 +92,7 @@ def rank_biased_precision(m: Metric) -> Plan:
     validate=_check_p,
     higher_is_better=False,
     trec_eval="rbp_resid",
+    full_sort=True,
 )
 def rbp_residual(m: Metric) -> Plan:
     """RBP residual as trec_eval 10 computes it: the weight left to unjudged documents.
@@ -113,7 +114,7 @@ def rbp_residual(m: Metric) -> Plan:
     n = shared.n_ret().cast(pl.Float64)
     return Plan(
         per_query={
-            total: _weight(p).filter(unjudged).sum(),
+            total: ordered_sum(_weight(p), where=unjudged),
             any_unjudged: unjudged.any(),
         },
         fills={any_unjudged: 0.0},

@@ -78,7 +78,7 @@ def same(a: float | None, b: float | None, rtol: float = 0.0) -> bool:
 #: pinned by ``test_row_order_never_changes_a_single_bit`` below; with many
 #: metrics the physical order after joins, hence the bits, even vary from
 #: call to call on the same input).
-ROW_ORDER_RTOL = 1e-12
+ROW_ORDER_RTOL = 1e-12  # sums are ordered; polars may divide by a scalar via its reciprocal (1 ulp)
 
 
 def assert_same(
@@ -131,14 +131,6 @@ def test_row_order_never_matters(case: Case, seed: int) -> None:
     assert_same(got, want, ROW_ORDER_RTOL)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "engine: per-query sums (agg stage) add a ranking's rows in physical row order, "
-        "not rank order, so the last bits of e.g. RBPResidual depend on the input row "
-        "order (and, with many metrics, vary between identical calls)"
-    ),
-)
 def test_row_order_never_changes_a_single_bit() -> None:
     # the repro: one query, 8 documents, 12 seeded row orders
     docs = {

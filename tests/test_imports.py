@@ -1,0 +1,76 @@
+"""Evaluating polars frames loads neither pandas, scipy nor hypothesis.
+
+Checked in a fresh interpreter through ``sys.modules``. How long ``import
+ireval_df`` takes is measured by the benchmarks (``bench/harness.py``,
+``docs/benchmarks.md``), never asserted here: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("pandas", "scipy", "hypothesis")
+
+PROBE = """
+import json, sys
+heavy = {heavy!r}
+seen = {{}}
+import ireval_df as ie
+seen["import"] = sorted(m for m in heavy if m in sys.modules)
+import polars as pl
+run = pl.DataFrame({{
+    "query_id": ["q1", "q1", "q1", "q2", "q2"],
+    "doc_id": ["a", "b", "c", "a", "d"],
+    "score": [3.0, 2.0, 2.0, 1.0, 0.5],
+}})
+qrels = pl.DataFrame({{
+    "query_id": ["q1", "q1", "q2", "q3"],
+    "doc_id": ["b", "z", "d", "x"],
+    "relevance": [1, 2, 1, 1],
+}})
+import warnings
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    per_query = ie.evaluate(run, qrels, {metrics!r})
+    lazy = ie.evaluate(run.lazy(), qrels.lazy(), ["AP"]).collect()
+    ie.summarize(per_query)
+    ie.summarize(per_query, ci="t")
+seen["evaluate"] = sorted(m for m in heavy if m in sys.modules)
+print(json.dumps(seen))
+"""
+
+METRICS = [
+    "nDCG@10",
+    "AP",
+    "RR@10",
+    "R@100",
+    "P@10",
+    "Bpref",
+    "infAP",
+    "ERR@10",
+    "RBP",
+    "RBPResidual",
+    "G",
+    "Rndcg",
+    "IPrec@0.5",
+    "SetF",
+    "Judged@10",
+]
+
+
+def test_evaluating_polars_frames_imports_no_heavy_module() -> None:
+    code = PROBE.format(heavy=HEAVY, metrics=METRICS)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {"import": [], "evaluate": []}
