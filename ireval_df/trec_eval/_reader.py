@@ -1,0 +1,437 @@
+"""Read trec_eval's input files exactly as trec_eval 10.0 reads them.
+
+This reader is deliberately separate from :mod:`ireval_df.io`: trec_eval is
+lenient (``atol``/``atof`` on numbers, its own comment rules) and a drop-in
+must accept, and reject, exactly what it does (``SPEC.md`` section 1):
+
+* qrels (``qid iter docno rel``): exactly four whitespace-separated fields;
+  ``rel`` goes through ``atol`` (``1.7`` is 1, ``abc`` is 0); a line whose
+  first byte is ``#`` is a comment; any other line, blank ones included, with
+  more or fewer fields is ``Malformed line N`` (N counts non-comment lines).
+* run (``qid iter docno rank sim run_id [ignored...]``): at least six fields;
+  ``sim`` goes through ``atof`` (``1e-3``, ``inf`` and ``0x10`` parse, junk
+  is 0.0); blank lines and lines whose first non-blank byte is ``#`` are
+  skipped; the run id is the one of the last line.
+* Z-score files (``qid measure mean stddev``): exactly four fields.
+
+Fields are separated by C ``isspace`` characters (space, tab, CR, VT, FF).
+Files are read as bytes. Valid UTF-8 is kept as is; otherwise every byte is
+mapped to one character (Latin-1), which keeps byte order for sorting and
+gives the same bytes back on output (``Tables.encoding``).
+
+Speed: lines are split by polars' multithreaded CSV reader (on a separator
+that cannot occur), tabs become spaces, the rare lines with other or
+repeated whitespace are rewritten with one regular expression, and tokens
+come from one ``str.splitn``. No Python loop runs over lines.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import mmap
+import os
+import re
+import stat
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import polars as pl
+
+__all__ = [
+    "InputError",
+    "Tables",
+    "atof",
+    "read_lines",
+    "read_qrels",
+    "read_run",
+    "read_source",
+    "read_zscores",
+    "tokens",
+]
+
+#: C ``isspace`` minus the newline.
+_WS_RUN = r"[ \t\r\x0B\x0C]+"
+_INT64 = (-(2**63), 2**63 - 1)
+
+_DECIMAL = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_HEX = r"^[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
+_HEX_RE = re.compile(_HEX)
+_INF = r"^[+-]?(?i:inf)"
+_NAN = r"^[+-]?(?i:nan)"
+
+
+class InputError(Exception):
+    """An input file trec_eval would reject; ``messages`` go to stderr.
+
+    ``code`` is trec_eval's exit status (2 for input errors).
+    """
+
+    def __init__(self, messages: list[str], code: int = 2) -> None:
+        super().__init__("".join(messages))
+        self.messages = messages
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The parsed qrels and run, with the text encoding both were read in."""
+
+    qrels: pl.DataFrame
+    run: pl.DataFrame
+    run_id: str
+    encoding: str
+
+
+#: File contents: bytes, or a read-only map of a (large) file.
+Data = bytes | mmap.mmap
+
+
+def read_source(path: str, stdin: IO[Any] | None = None) -> Data:
+    """Return the contents of ``path``, or of ``stdin`` when ``path`` starts with ``-``.
+
+    A regular file is mapped rather than copied (polars then reads it from
+    its path); other files (pipes) and stdin are read. Raises ``OSError``
+    when the file cannot be read. A text ``stdin`` is encoded as UTF-8.
+    """
+    if path.startswith("-"):
+        source = stdin if stdin is not None else sys.stdin.buffer
+        data = source.read()
+        return data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    with Path(path).open("rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            return file.read()
+        if os.fstat(file.fileno()).st_size == 0:
+            return b""
+        return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def contains(data: Data, needle: bytes) -> bool:
+    r"""Tell whether ``needle`` occurs in ``data`` (``in`` does not search a map).
+
+    Examples
+    --------
+    >>> contains(b"a\tb", b"\t"), contains(b"ab", b"\t")
+    (True, False)
+    """
+    return data.find(needle) != -1
+
+
+def read_lines(
+    raw: Data, *, encoding: str = "utf-8", path: str | None = None
+) -> pl.Series:
+    r"""Split ``raw`` into lines (``\n`` or ``\r\n``), empty lines as "".
+
+    Raises ``UnicodeDecodeError`` when ``encoding`` is UTF-8 and ``raw`` is
+    not valid UTF-8 (the caller then retries with Latin-1). With ``path``
+    (the file ``raw`` maps) polars reads the file itself.
+
+    Examples
+    --------
+    >>> read_lines(b"a b\r\n\n#c\nd").to_list()
+    ['a b', '', '#c', 'd']
+    """
+    source: str | io.BytesIO = path if path is not None else io.BytesIO(raw)
+    if encoding != "utf-8":
+        source = io.BytesIO(bytes(raw).decode(encoding).encode("utf-8"))
+    try:
+        frame = pl.read_csv(
+            source,
+            has_header=False,
+            separator="\x00",
+            quote_char=None,
+            schema={"line": pl.String},
+            truncate_ragged_lines=True,
+        )
+    except pl.exceptions.ComputeError as exc:  # invalid UTF-8
+        codec = "utf-8"
+        raise UnicodeDecodeError(codec, b"", 0, 1, str(exc)) from None
+    return frame.get_column("line").fill_null("")
+
+
+def normalise(lines: pl.Series) -> pl.Series:
+    r"""Make single spaces the only field separator, as C ``isspace`` splits.
+
+    Tabs become spaces (one fast literal pass); the few lines that still have
+    other whitespace, runs of it, or leading whitespace are rewritten with a
+    regular expression, and only those.
+
+    Examples
+    --------
+    >>> normalise(pl.Series(["a\tb c", " x  y\x0bz ", "p q"])).to_list()
+    ['a b c', 'x y z', 'p q']
+    """
+    if lines.str.contains("\t", literal=True).any():
+        lines = lines.str.replace_all("\t", " ", literal=True)
+    unclean = lines.str.contains_any(
+        ["\x0b", "\x0c", "\r", "  "]
+    ) | lines.str.starts_with(" ")
+    if unclean.any():
+        rows = unclean.arg_true()
+        fixed = lines.gather(rows).str.replace_all(_WS_RUN, " ").str.strip_chars(" ")
+        lines = lines.scatter(rows, fixed)
+    return lines
+
+
+def tokens(lines: pl.Series, count: int) -> pl.DataFrame:
+    """Split normalised lines on single spaces into ``f0 .. f{count}``.
+
+    ``f{count}`` holds the rest of the line; a missing field is null.
+
+    Examples
+    --------
+    >>> tokens(pl.Series(["a b c d", "x"]), 2).rows()
+    [('a', 'b', 'c d'), ('x', None, None)]
+    """
+    names = [f"f{i}" for i in range(count + 1)]
+    return (
+        lines.rename("line")
+        .to_frame()
+        .select(pl.col("line").str.splitn(" ", count + 1).struct.rename_fields(names))
+        .unnest("line")
+    )
+
+
+def atof(values: pl.Series) -> pl.Series:
+    """C ``atof`` on strings: the longest numeric prefix, 0.0 when there is none.
+
+    Decimal and exponent forms, ``inf``/``infinity``, ``nan`` and hexadecimal
+    floats (``0x1p4``) are recognised, case-insensitively, with a sign. Only
+    the values polars cannot cast directly take the slow path.
+
+    Examples
+    --------
+    >>> atof(pl.Series(["1e-3", "2.5x", "abc", "-inf", "0x10", ".5", "7e"])).to_list()
+    [0.001, 2.5, 0.0, -inf, 16.0, 0.5, 7.0]
+    """
+    fast = values.cast(pl.Float64, strict=False)
+    if fast.null_count() == values.null_count():
+        return fast.fill_null(0.0)
+    failed = values.filter(fast.is_null() & values.is_not_null()).unique()
+    text = pl.col("text")
+    hexa = text.str.extract(_HEX, 0)
+    negative = text.str.starts_with("-")
+    slow = (
+        failed.rename("text")
+        .to_frame()
+        .with_columns(
+            pl.when(text.str.contains(_INF))
+            .then(pl.when(negative).then(-math.inf).otherwise(math.inf))
+            .when(text.str.contains(_NAN))
+            .then(pl.lit(math.nan))
+            .otherwise(text.str.extract(_DECIMAL, 0).cast(pl.Float64, strict=False))
+            .fill_null(0.0)
+            .alias("value"),
+            hexa.alias("hex"),
+        )
+    )
+    hex_values = {h: float.fromhex(h) for h in slow.get_column("hex").drop_nulls()}
+    if hex_values:
+        slow = slow.with_columns(
+            pl.col("hex")
+            .replace_strict(hex_values, default=None, return_dtype=pl.Float64)
+            .fill_null(pl.col("value"))
+            .alias("value")
+        )
+    mapping = dict(zip(slow.get_column("text"), slow.get_column("value"), strict=True))
+    patched = values.replace_strict(mapping, default=None, return_dtype=pl.Float64)
+    return fast.fill_null(patched).fill_null(0.0)
+
+
+def atol(values: pl.Series) -> pl.Series:
+    """C ``atol`` on strings: the leading integer (``1.7`` is 1, ``abc`` is 0).
+
+    Out-of-range values saturate as ``strtol`` does.
+
+    Examples
+    --------
+    >>> atol(pl.Series(["3", "-1", "1.7", "abc", "+2x", "-99999999999999999999"])).to_list()
+    [3, -1, 1, 0, 2, -9223372036854775808]
+    """
+    fast = values.cast(pl.Int64, strict=False)
+    if fast.null_count() == values.null_count():
+        return fast.fill_null(0)
+    digits = pl.col("v").str.extract(r"^[+-]?[0-9]+", 0)
+    parsed = digits.cast(pl.Int64, strict=False)
+    slow = (
+        values.rename("v")
+        .to_frame()
+        .select(
+            pl.when(digits.is_null())
+            .then(pl.lit(0, pl.Int64))
+            .when(parsed.is_null() & digits.str.starts_with("-"))
+            .then(pl.lit(_INT64[0], pl.Int64))
+            .when(parsed.is_null())
+            .then(pl.lit(_INT64[1], pl.Int64))
+            .otherwise(parsed)
+        )
+        .to_series()
+    )
+    return fast.fill_null(slow)
+
+
+def _decode_lines(raw: Data, encoding: str, path: str | None = None) -> pl.Series:
+    return read_lines(raw, encoding=encoding, path=path)
+
+
+def _malformed(where: str, index: int) -> InputError:
+    return InputError([f"trec_eval.{where}: Malformed line {index}\n"])
+
+
+def read_qrels(raw: bytes, encoding: str, *, groups: bool = False) -> pl.DataFrame:
+    r"""Parse a qrels file: ``query_id, doc_id, relevance`` (Int64, from ``atol``).
+
+    With ``groups`` (``-R qrels_jg``) the second field is kept as ``group``
+    (the judgment group) and a document judged twice in one group is an
+    input error, as trec_eval checks it while reading.
+
+    Raises :class:`InputError` (``Malformed line N``) as trec_eval does.
+
+    Examples
+    --------
+    >>> read_qrels(b"# judged\n1 0 d1 2\n1 0 d2 0.9\n", "utf-8").rows()
+    [('1', 'd1', 2), ('1', 'd2', 0)]
+    """
+    lines = _decode_lines(raw, encoding)
+    data = normalise(lines.filter(~lines.str.starts_with("#")))
+    parts = tokens(data, 4)
+    bad = (
+        pl.col("f3").is_null()
+        | (pl.col("f3") == "")
+        | (pl.col("f4").is_not_null() & (pl.col("f4") != ""))
+    )
+    flags = parts.select(bad.alias("bad")).get_column("bad")
+    if flags.any():
+        where = "get_qrels_jg" if groups else "get_qrels"
+        raise _malformed(where, int(flags.arg_true()[0]) + 1)
+    frame = pl.DataFrame(
+        {
+            "query_id": parts.get_column("f0"),
+            "doc_id": parts.get_column("f2"),
+            "relevance": atol(parts.get_column("f3")),
+        }
+    )
+    if not groups:
+        return frame
+    frame = frame.with_columns(parts.get_column("f1").alias("group"))
+    dups = frame.filter(pl.struct("query_id", "group", "doc_id").is_duplicated())
+    if dups.height:
+        first = dups.sort("query_id", "group", "doc_id").get_column("doc_id")[0]
+        msg = [f"trec_eval.get_qrels: duplicate docs {first}\n"]
+        raise InputError(msg)
+    return frame
+
+
+def _fast_run_fields(raw: Data, encoding: str, path: str | None) -> pl.DataFrame | None:
+    r"""Return the first six fields of every result line, if a fast read applies.
+
+    A file whose fields are separated by exactly one space (or exactly one
+    tab), with ``\n`` line ends and no other whitespace, is
+    handed to polars' CSV reader whole (empty fields are null). Any line it
+    does not split cleanly into at least six non-empty fields (leading or
+    doubled separators, short lines), or a score it cannot read as a number
+    (``atof``'s prefixes, hexadecimal), sends the whole file to the careful
+    reader instead; lines with no field at all (blank) are dropped, as
+    trec_eval skips them.
+    """
+    if encoding != "utf-8" or any(contains(raw, c) for c in (b"\x0b", b"\x0c", b"\r")):
+        return None
+    has_tab = contains(raw, b"\t")
+    if has_tab and contains(raw, b" "):
+        return None
+    names = [f"f{i}" for i in range(6)]
+    schema: dict[str, type[pl.DataType]] = dict.fromkeys(names, pl.String)
+    schema["f4"] = pl.Float64  # a score polars cannot read goes the careful way
+    try:
+        fields = pl.read_csv(
+            path if path is not None else io.BytesIO(raw),
+            has_header=False,
+            separator="\t" if has_tab else " ",
+            quote_char=None,
+            comment_prefix="#",
+            schema=schema,
+            truncate_ragged_lines=True,
+        )
+    except pl.exceptions.PolarsError:
+        return None
+    if sum(fields.null_count().row(0)):  # empty fields: blank lines, or not clean
+        empty = fields.select(pl.sum_horizontal(pl.all().is_null())).to_series()
+        if ((empty > 0) & (empty < len(names))).any():
+            return None
+        fields = fields.filter(empty == 0)
+    return fields if fields.height else None
+
+
+def read_run(
+    raw: Data, encoding: str, path: str | None = None
+) -> tuple[pl.DataFrame, str]:
+    r"""Parse a run: ``query_id, doc_id, score`` (``atof``) and the last line's run id.
+
+    ``path`` names the file ``raw`` maps, for polars to read it directly.
+    Raises :class:`InputError` (``Malformed line N``) as trec_eval does.
+
+    Examples
+    --------
+    >>> frame, run_id = read_run(b"1 Q0 d1 1 2.5 a\n\n  # skip\n1 Q0 d2 2 x b c\n", "utf-8")
+    >>> frame.rows(), run_id
+    ([('1', 'd1', 2.5), ('1', 'd2', 0.0)], 'b')
+    """
+    quick = _fast_run_fields(raw, encoding, path)
+    if quick is not None:
+        return pl.DataFrame(
+            {
+                "query_id": quick.get_column("f0"),
+                "doc_id": quick.get_column("f2"),
+                "score": quick.get_column("f4"),
+            }
+        ), str(quick.get_column("f5")[-1])
+    lines = normalise(_decode_lines(raw, encoding, path))
+    data = lines.filter((lines != "") & ~lines.str.starts_with("#"))
+    if data.len() == 0:
+        msg = ["trec_eval.get_results: No results lines in results file\n"]
+        raise InputError(msg)
+    parts = tokens(data, 6)
+    bad = pl.col("f5").is_null() | (pl.col("f5") == "")
+    flags = parts.select(bad.alias("bad")).get_column("bad")
+    if flags.any():
+        where = "get_results"
+        raise _malformed(where, int(flags.arg_true()[0]) + 1)
+    run_id = parts.get_column("f5")[-1]
+    frame = pl.DataFrame(
+        {
+            "query_id": parts.get_column("f0"),
+            "doc_id": parts.get_column("f2"),
+            "score": atof(parts.get_column("f4")),
+        }
+    )
+    return frame, str(run_id)
+
+
+def read_zscores(raw: bytes, encoding: str) -> pl.DataFrame:
+    r"""Parse a Z-score file: ``query_id, measure, mean, stddev`` (``atof``).
+
+    Examples
+    --------
+    >>> read_zscores(b"301 map 0.1 0.2\n", "utf-8").rows()
+    [('301', 'map', 0.1, 0.2)]
+    """
+    parts = tokens(normalise(_decode_lines(raw, encoding)), 4)
+    bad = (
+        pl.col("f3").is_null()
+        | (pl.col("f3") == "")
+        | (pl.col("f4").is_not_null() & (pl.col("f4") != ""))
+    )
+    flags = parts.select(bad.alias("bad")).get_column("bad")
+    if flags.any():
+        where = "get_zscores"
+        raise _malformed(where, int(flags.arg_true()[0]) + 1)
+    return pl.DataFrame(
+        {
+            "query_id": parts.get_column("f0"),
+            "measure": parts.get_column("f1"),
+            "mean": atof(parts.get_column("f2")),
+            "stddev": atof(parts.get_column("f3")),
+        }
+    )
