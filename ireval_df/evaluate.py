@@ -9,13 +9,13 @@ import polars as pl
 
 from ireval_df import _provenance
 from ireval_df._compat import POLARS_VERSION, TREC_EVAL_REFERENCE, version_of
-from ireval_df._engine import MISSING, EngineOptions, per_query_wide
+from ireval_df._engine import MISSING, EngineOptions, per_query_wide, ranking_sizes
 from ireval_df._schema import as_qrels, as_queries, as_run, is_pandas
 from ireval_df.errors import AlignmentError, DataError, IrevalError, IrevalWarning
 from ireval_df.metrics import parse_metrics
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Iterator, Mapping
 
     from ireval_df.metrics import Metric
 
@@ -28,7 +28,11 @@ RankFrom = Literal["score", "column"]
 TIE_RULE = "score descending, then doc_id descending (byte order), as trec_eval"
 #: Share of unjudged documents in the top 10 above which evaluate() warns.
 UNJUDGED_WARN = 0.5
-_HIDDEN = "Unjudged@10"
+#: Evaluated with every call for the unjudged warning: the share of the top
+#: 10 that is unjudged, over 10 (trec_eval's unj_10), is
+#: NumRet@10 x (1 - Judged@10) / 10. Unlike Unjudged@10 itself, these two
+#: need only the ranks of judged documents, so they never force a full sort.
+_HIDDEN = ("Judged@10", "NumRet@10")
 
 
 def _choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
@@ -49,6 +53,7 @@ def evaluate(
     duplicates: Duplicates = "error",
     rank_from: RankFrom = "score",
     columns: Mapping[str, str] | None = None,
+    buckets: int = 1,
 ) -> Any:
     """Score runs against qrels: one row per run, query and metric.
 
@@ -82,6 +87,12 @@ def evaluate(
         Rank by score (ties by doc_id descending), or by the input ``rank``.
     columns : mapping, optional
         Renames for the run's columns, e.g. ``{"qid": "query_id"}``.
+    buckets : int, default 1
+        Evaluate the queries in this many groups, one after the other (a
+        query's group is a hash of its id), to bound memory on runs larger
+        than memory: each group reads the inputs again but holds only its own
+        queries. The results do not depend on it. ``docs/benchmarks.md``
+        shows the memory a 100-million-row run takes with and without.
 
     Returns
     -------
@@ -132,35 +143,70 @@ def evaluate(
     if rank_from == "column" and "rank" not in run_lf.collect_schema().names():
         msg = "rank_from='column' needs a 'rank' column in the run; none was found."
         raise IrevalError(msg)
-    run_lf, dropped = _deduplicate(run_lf, duplicates)
-    stats = _alignment(run_lf, qrels_lf, missing)
-
+    if rank_from == "column":
+        unranked = run_lf.select(pl.col("rank").null_count()).collect().item()
+        if unranked:
+            msg = (
+                f"rank_from='column': {unranked} run rows have no usable rank (a rank "
+                "that is not a whole number >= 0 reads as null), so they could not be "
+                "placed in their ranking.\n  Hint: fix the rank column, or rank by "
+                "score with rank_from='score' (the default)."
+            )
+            raise DataError(msg)
+    if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
+        msg = f"buckets must be a positive whole number, found {buckets!r}."
+        raise IrevalError(msg)
     options = EngineOptions(
         depth=depth,
         missing="skip" if missing == "skip" else "zero",
         rank_from=rank_from,
     )
-    hidden = [] if any(str(m) == _HIDDEN for m in specs) else parse_metrics(_HIDDEN)
-    wide = per_query_wide([*specs, *hidden], run_lf, qrels_lf, options).collect()
+    hidden = [m for m in parse_metrics(list(_HIDDEN)) if m not in specs]
+    stats: dict[str, int] = {}
+    run_ids = None
+    if buckets > 1:  # check alignment before any bucket is evaluated
+        pairs = run_lf.select("run_id", "query_id").unique().collect()
+        stats = _alignment(pairs, qrels_lf, missing)
+        run_ids = pairs.select("run_id").unique().lazy()  # a run may miss a bucket
+    wides, dropped = [], 0
+    for part_run, part_qrels in _buckets(run_lf, qrels_lf, buckets):
+        part_run, extra = _deduplicate(part_run, duplicates)
+        dropped += extra
+        sizes = ranking_sizes(part_run, options).collect()
+        if not stats:
+            stats = _alignment(sizes, qrels_lf, missing)
+        wide_lf = per_query_wide(
+            [*specs, *hidden],
+            part_run,
+            part_qrels,
+            options,
+            sizes=sizes.lazy(),
+            run_ids=run_ids,
+        )
+        wides.append(wide_lf.collect())
+    if dropped:
+        warnings.warn(
+            f"dropped {dropped} repeated (query, doc) rows from the run "
+            f"(duplicates={duplicates!r}); pass duplicates='error' to reject such runs.",
+            IrevalWarning,
+            stacklevel=2,
+        )
+    wide = (
+        pl.concat(wides)
+        if buckets == 1
+        else pl.concat(wides).sort(["run_id", "query_id"])
+    )
     _warn_unjudged(wide)
 
     names = [str(m) for m in specs]
-    order = {name: i for i, name in enumerate(names)}
-    long = (
-        wide.unpivot(
-            index=["run_id", "query_id"],
-            on=names,
-            variable_name="metric",
-            value_name="value",
-        )
-        .with_columns(
-            pl.col("metric")
-            .replace_strict(order, return_dtype=pl.Int32)
-            .alias("__ireval_order")
-        )
-        .sort(["run_id", "query_id", "__ireval_order"])
-        .drop("__ireval_order")
-    )
+    # wide is sorted by run and query: one list per row, exploded, keeps that
+    # order and the order of ``metrics`` without another sort
+    long = wide.select(
+        "run_id",
+        "query_id",
+        metric=pl.lit(pl.Series([names], dtype=pl.List(pl.String))).first(),
+        value=pl.concat_list(names),
+    ).explode("metric", "value")
     if queries is not None:
         attributes = as_queries(queries).collect()
         long = long.join(attributes, on="query_id", how="left", maintain_order="left")
@@ -192,9 +238,41 @@ def _output(long: pl.DataFrame, like: Any, settings: dict[str, Any]) -> Any:
     return long
 
 
+def _buckets(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, buckets: int
+) -> Iterator[tuple[pl.LazyFrame, pl.LazyFrame]]:
+    """Run and qrels in ``buckets`` groups of whole queries, one at a time.
+
+    A group of several is collected first, so that its checks and the engine
+    read the files once per group, not once per pass.
+    """
+    if buckets == 1:
+        yield run, qrels
+        return
+    group = pl.col("query_id").hash(seed=7) % buckets
+    for b in range(buckets):
+        parts = run.filter(group == b), qrels.filter(group == b)
+        yield parts[0].collect().lazy(), parts[1].collect().lazy()
+
+
 def _deduplicate(run: pl.LazyFrame, policy: Duplicates) -> tuple[pl.LazyFrame, int]:
-    """Reject, or keep one of, repeated (run, query, doc) rows."""
+    """Reject, or keep one of, repeated (run, query, doc) rows; count the extra rows.
+
+    Equal rows have equal hashes, so as many distinct hashes as rows proves
+    that no document repeats; that check costs a fraction of the exact
+    count, which runs only when it fails (a repeat, or a hash collision).
+    """
     key = ["run_id", "query_id", "doc_id"]
+    hashed = (
+        pl.col("run_id").hash(1) ^ pl.col("query_id").hash(2) ^ pl.col("doc_id").hash(3)
+    )
+    # the in-memory engine counts distinct values faster, and with less
+    # memory, than the streaming one or a count per ranking
+    rows, distinct = (
+        run.select(pl.len(), hashed.n_unique()).collect(engine="in-memory").row(0)
+    )
+    if rows == distinct:
+        return run, 0
     counts = (
         run.group_by(key)
         .agg(pl.len().alias("n"))
@@ -215,12 +293,6 @@ def _deduplicate(run: pl.LazyFrame, policy: Duplicates) -> tuple[pl.LazyFrame, i
             "duplicates='max' (keep the highest score)."
         )
         raise DataError(msg)
-    warnings.warn(
-        f"dropped {extra} repeated (query, doc) rows from the run (duplicates={policy!r}); "
-        "pass duplicates='error' to reject such runs.",
-        IrevalWarning,
-        stacklevel=3,
-    )
     if policy == "max":
         kept = run.sort("score", descending=True, maintain_order=True)
         return kept.unique(subset=key, keep="first", maintain_order=True), extra
@@ -228,10 +300,12 @@ def _deduplicate(run: pl.LazyFrame, policy: Duplicates) -> tuple[pl.LazyFrame, i
 
 
 def _alignment(
-    run: pl.LazyFrame, qrels: pl.LazyFrame, missing: Missing
+    pairs: pl.DataFrame, qrels: pl.LazyFrame, missing: Missing
 ) -> dict[str, int]:
-    """Count (and report) queries on one side only; reject disjoint inputs."""
-    pairs = run.select("run_id", "query_id").unique().collect()
+    """Count (and report) queries on one side only; reject disjoint inputs.
+
+    ``pairs`` holds every (run_id, query_id) of the run, once.
+    """
     qids = qrels.select("query_id").unique().collect()["query_id"]
     run_qids = pairs["query_id"].unique()
     if qids.len() == 0:
@@ -278,7 +352,9 @@ def _alignment(
     if run_only.len():
         warnings.warn(
             f"{run_only.len()} queries are in the run but not in the qrels and are ignored, "
-            f"e.g. {run_only.to_list()[:3]!r}.",
+            f"e.g. {run_only.to_list()[:3]!r}. If they should count, their judgments are "
+            "missing (see ireval_df.validate(run, qrels)); to drop them first: "
+            "run.filter(pl.col('query_id').is_in(qrels['query_id'])).",
             IrevalWarning,
             stacklevel=3,
         )
@@ -289,7 +365,9 @@ def _warn_unjudged(wide: pl.DataFrame) -> None:
     present = wide.filter(~pl.col(MISSING))
     if present.height == 0:
         return
-    share = present[_HIDDEN].mean()
+    judged, retrieved = _HIDDEN
+    unjudged = pl.col(retrieved) * (1.0 - pl.col(judged)) / 10.0
+    share = present.select(unjudged.mean()).item()
     if isinstance(share, float) and share > UNJUDGED_WARN:
         warnings.warn(
             f"{share:.0%} of the top 10 documents are unjudged on average; metrics count them "

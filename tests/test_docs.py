@@ -34,7 +34,8 @@ def test_readme_quick_start_has_exactly_two_commands():
 def test_no_machine_paths_in_tracked_text():
     for path in [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "ireval_df").rglob("*.py")]:
         text = path.read_text()
-        assert "/work/" not in text and "/tmp/dev" not in text, path
+        assert "/work/" not in text, path
+        assert "/tmp/dev" not in text, path
 
 
 def test_readme_python_example_runs(tmp_path, monkeypatch):

@@ -276,12 +276,6 @@ def test_run_only_queries_are_counted() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="evaluate.py _alignment: the warning for queries only in the run counts "
-    "them but names no way to change it (no option exists; it could suggest "
-    "run.filter(pl.col('query_id').is_in(...)) or ireval_df.validate)",
-)
 def test_run_only_queries_warning_says_how_to_act() -> None:
     run = pl.concat(
         [RUN, pl.DataFrame({"query_id": ["q9"], "doc_id": ["x"], "score": [1.0]})]
@@ -290,12 +284,6 @@ def test_run_only_queries_warning_says_how_to_act() -> None:
     assert "filter" in message or "validate" in message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rank_from='column' with a null rank (TREC rank 'x' or '-1', read as "
-    "null): the row counts in NumRet but never in the ranking, so RR is 0 "
-    "although the relevant document was retrieved; no error, no warning",
-)
 def test_rank_from_column_with_null_ranks_is_not_silent() -> None:
     run = RUN.with_columns(rank=pl.Series([1, None, 2], dtype=pl.UInt32))
     qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["b"], "relevance": [1]})
