@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_metrics_page_is_current():
     page = (ROOT / "docs" / "metrics.md").read_text()
-    assert page == metrics_markdown(), "regenerate: ireval-df metrics --markdown > docs/metrics.md"
+    assert page == metrics_markdown(), (
+        "regenerate: ireval-df metrics --markdown > docs/metrics.md"
+    )
     for name in REGISTRY:
         assert f"## {name}\n" in page
 
@@ -32,7 +34,11 @@ def test_readme_quick_start_has_exactly_two_commands():
 
 
 def test_no_machine_paths_in_tracked_text():
-    for path in [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "ireval_df").rglob("*.py")]:
+    for path in [
+        ROOT / "README.md",
+        *(ROOT / "docs").glob("*.md"),
+        *(ROOT / "ireval_df").rglob("*.py"),
+    ]:
         text = path.read_text()
         assert "/work/" not in text, path
         assert "/tmp/dev" not in text, path

@@ -14,7 +14,9 @@ TREES = ["ireval_df", "tests", "bench", "data"]
 
 
 def _tool(name: str) -> str:
-    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(
+        name
+    )
     if found is None:
         pytest.skip(f"{name} is not installed (pip install -e '.[dev]')")
     return found

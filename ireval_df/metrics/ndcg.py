@@ -52,7 +52,9 @@ def cumulative_gain(m: Metric) -> Plan:
     dcg, gains = _gain(m)
     total = m.col("cg")
     return Plan(
-        per_query={total: ordered_sum(shared.row_gain(dcg, gains), where=m.in_cutoff())},
+        per_query={
+            total: ordered_sum(shared.row_gain(dcg, gains), where=m.in_cutoff())
+        },
         value=pl.col(total),
     )
 

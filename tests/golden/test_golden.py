@@ -23,20 +23,66 @@ GOLDEN = Path(__file__).resolve().parent
 RUNS = [str(DATA / "runs" / f"{name}.run") for name in ("bm25", "dense", "hybrid")]
 
 CASES = {
-    "evaluate_default": ["evaluate", "--run", *RUNS, "--qrels", str(DATA / "qrels.txt")],
+    "evaluate_default": [
+        "evaluate",
+        "--run",
+        *RUNS,
+        "--qrels",
+        str(DATA / "qrels.txt"),
+    ],
     "evaluate_by_class": [
-        "evaluate", "--run", *RUNS, "--qrels", str(DATA / "qrels.txt"),
-        "--queries", str(DATA / "queries.tsv"), "--by", "query_class",
-        "-m", "nDCG@10", "-m", "AP", "-m", "RR@10",
+        "evaluate",
+        "--run",
+        *RUNS,
+        "--qrels",
+        str(DATA / "qrels.txt"),
+        "--queries",
+        str(DATA / "queries.tsv"),
+        "--by",
+        "query_class",
+        "-m",
+        "nDCG@10",
+        "-m",
+        "AP",
+        "-m",
+        "RR@10",
     ],
     "evaluate_parquet_graded": [
-        "evaluate", "--run", str(DATA / "runs.parquet"), "--qrels", str(DATA / "qrels.parquet"),
-        "-m", "nDCG(dcg=exp-log2)@10", "-m", "ERR@10", "-m", "RBP(p=0.8)", "-m", "Bpref",
-        "-m", "infAP", "-m", "P(rel=2)@5", "-m", "Judged@10", "-m", "NumRelRet",
+        "evaluate",
+        "--run",
+        str(DATA / "runs.parquet"),
+        "--qrels",
+        str(DATA / "qrels.parquet"),
+        "-m",
+        "nDCG(dcg=exp-log2)@10",
+        "-m",
+        "ERR@10",
+        "-m",
+        "RBP(p=0.8)",
+        "-m",
+        "Bpref",
+        "-m",
+        "infAP",
+        "-m",
+        "P(rel=2)@5",
+        "-m",
+        "Judged@10",
+        "-m",
+        "NumRelRet",
     ],
     "evaluate_per_query_depth": [
-        "evaluate", "--run", RUNS[0], "--qrels", str(DATA / "qrels.txt"), "--per-query",
-        "--depth", "20", "-m", "AP", "-m", "nDCG@10",
+        "evaluate",
+        "--run",
+        RUNS[0],
+        "--qrels",
+        str(DATA / "qrels.txt"),
+        "--per-query",
+        "--depth",
+        "20",
+        "-m",
+        "AP",
+        "-m",
+        "nDCG@10",
     ],
     "metrics": ["metrics"],
 }
@@ -65,7 +111,9 @@ def test_text_and_parquet_inputs_agree():
     with pytest.warns(ie.errors.IrevalWarning):
         from_text = ie.evaluate(RUNS, DATA / "qrels.txt", metrics)
     with pytest.warns(ie.errors.IrevalWarning):
-        from_parquet = ie.evaluate(DATA / "runs.parquet", DATA / "qrels.parquet", metrics)
+        from_parquet = ie.evaluate(
+            DATA / "runs.parquet", DATA / "qrels.parquet", metrics
+        )
     # same numbers; polars' parallel sums may differ in the last bit (~1e-16)
     assert from_text.drop("value").equals(from_parquet.drop("value"))
     diff = (from_text["value"] - from_parquet["value"]).abs().max()
@@ -85,8 +133,11 @@ def test_results_round_trip(tmp_path, suffix):
     elif suffix == ".jsonl":
         back = pl.read_ndjson(path)
     else:
-        back = pl.read_csv(path, separator="\t" if suffix == ".tsv" else ",",
-                           schema_overrides={"query_id": pl.String})
+        back = pl.read_csv(
+            path,
+            separator="\t" if suffix == ".tsv" else ",",
+            schema_overrides={"query_id": pl.String},
+        )
     assert back.select(per_query.columns).equals(per_query)
 
 
@@ -94,9 +145,21 @@ def test_python_m_entry_point():
     import subprocess
 
     proc = subprocess.run(
-        [sys.executable, "-m", "ireval_df", "evaluate", "--run", RUNS[2], "--qrels",
-         str(DATA / "qrels.txt"), "-m", "AP"],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "ireval_df",
+            "evaluate",
+            "--run",
+            RUNS[2],
+            "--qrels",
+            str(DATA / "qrels.txt"),
+            "-m",
+            "AP",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[1].split()[:2] == ["hybrid", "0.5617"]

@@ -78,7 +78,9 @@ def same(a: float | None, b: float | None, rtol: float = 0.0) -> bool:
 #: pinned by ``test_row_order_never_changes_a_single_bit`` below; with many
 #: metrics the physical order after joins, hence the bits, even vary from
 #: call to call on the same input).
-ROW_ORDER_RTOL = 1e-12  # sums are ordered; polars may divide by a scalar via its reciprocal (1 ulp)
+ROW_ORDER_RTOL = (
+    1e-12  # sums are ordered; polars may divide by a scalar via its reciprocal (1 ulp)
+)
 
 
 def assert_same(

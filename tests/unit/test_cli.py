@@ -27,7 +27,9 @@ def run_cli(argv):
 
 
 def test_evaluate_prints_a_table():
-    code, out, err = run_cli(["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "AP", "-m", "P@10"])
+    code, out, err = run_cli(
+        ["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "AP", "-m", "P@10"]
+    )
     assert code == 0
     header, row = out.splitlines()
     assert header.split() == ["run_id", "AP", "P@10", "n_queries"]
@@ -41,14 +43,29 @@ def test_evaluate_prints_a_table():
 
 
 def test_run_only_queries_are_reported_on_stderr():
-    code, _, err = run_cli(["evaluate", "--run", str(DATA / "runs" / "dense.run"), "--qrels", QRELS, "-m", "AP"])
+    code, _, err = run_cli(
+        [
+            "evaluate",
+            "--run",
+            str(DATA / "runs" / "dense.run"),
+            "--qrels",
+            QRELS,
+            "-m",
+            "AP",
+        ]
+    )
     assert code == 0
-    assert "ireval-df: warning: 1 (run, query) pairs are in the qrels but not in the run" in err
+    assert (
+        "ireval-df: warning: 1 (run, query) pairs are in the qrels but not in the run"
+        in err
+    )
     assert "'42'" in err
 
 
 def test_unknown_metric_is_a_data_error_with_a_suggestion():
-    code, out, err = run_cli(["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "ndgc@10"])
+    code, out, err = run_cli(
+        ["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "ndgc@10"]
+    )
     assert code == 1
     assert out == ""
     assert "Did you mean 'nDCG@10'" in err
@@ -56,7 +73,9 @@ def test_unknown_metric_is_a_data_error_with_a_suggestion():
 
 
 def test_missing_file_is_exit_1(tmp_path):
-    code, _, err = run_cli(["evaluate", "--run", str(tmp_path / "nope.run"), "--qrels", QRELS])
+    code, _, err = run_cli(
+        ["evaluate", "--run", str(tmp_path / "nope.run"), "--qrels", QRELS]
+    )
     assert code == 1
     assert "nope.run" in err
 
@@ -65,19 +84,25 @@ def test_bad_usage_is_exit_2():
     code, _, err = run_cli(["evaluate", "--qrels", QRELS])
     assert code == 2
     assert "--run" in err
-    code, _, _ = run_cli(["evaluate", "--run", RUN, "--qrels", QRELS, "--missing", "maybe"])
+    code, _, _ = run_cli(
+        ["evaluate", "--run", RUN, "--qrels", QRELS, "--missing", "maybe"]
+    )
     assert code == 2
 
 
 def test_by_without_queries_is_an_error():
-    code, _, err = run_cli(["evaluate", "--run", RUN, "--qrels", QRELS, "--by", "language"])
+    code, _, err = run_cli(
+        ["evaluate", "--run", RUN, "--qrels", QRELS, "--by", "language"]
+    )
     assert code == 1
     assert "--by needs --queries" in err
 
 
 def test_output_file_is_written(tmp_path):
     target = tmp_path / "summary.parquet"
-    code, out, err = run_cli(["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "AP", "-o", str(target)])
+    code, out, err = run_cli(
+        ["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "AP", "-o", str(target)]
+    )
     assert code == 0
     assert out == ""
     assert "wrote 1 rows" in err
@@ -88,7 +113,9 @@ def test_output_file_is_written(tmp_path):
 
 def test_failed_run_leaves_no_output_file(tmp_path):
     target = tmp_path / "summary.parquet"
-    code, _, _ = run_cli(["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "bogus", "-o", str(target)])
+    code, _, _ = run_cli(
+        ["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "bogus", "-o", str(target)]
+    )
     assert code == 1
     assert not target.exists()
 
@@ -106,5 +133,11 @@ def test_debug_shows_the_traceback():
 
 
 def test_render_table_aligns_numbers():
-    text = render_table(pl.DataFrame({"run_id": ["a", "bb"], "x": [1.0, 0.12345], "n": [5, 150]}))
-    assert text.splitlines() == ["run_id  x       n", "a       1.0000    5", "bb      0.1235  150"]
+    text = render_table(
+        pl.DataFrame({"run_id": ["a", "bb"], "x": [1.0, 0.12345], "n": [5, 150]})
+    )
+    assert text.splitlines() == [
+        "run_id  x       n",
+        "a       1.0000    5",
+        "bb      0.1235  150",
+    ]

@@ -18,26 +18,43 @@ from ireval_df._engine import EngineOptions, per_query_wide
 from ireval_df.metrics import parse_metric
 from ireval_df.metrics._spec import build_metric
 
-CONFORMANCE = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "trec_eval"
-pytestmark = pytest.mark.skipif(not CONFORMANCE.is_dir(), reason="../shared/conformance missing")
+CONFORMANCE = (
+    Path(__file__).resolve().parents[3] / "shared" / "conformance" / "trec_eval"
+)
+pytestmark = pytest.mark.skipif(
+    not CONFORMANCE.is_dir(), reason="../shared/conformance missing"
+)
 
 
 def _qrels(name: str) -> pl.LazyFrame:
-    rows = [line.split() for line in (CONFORMANCE / name).read_text().splitlines()
-            if line.strip() and not line.startswith("#")]
+    rows = [
+        line.split()
+        for line in (CONFORMANCE / name).read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     return pl.LazyFrame(
-        {"query_id": [r[0] for r in rows], "doc_id": [r[2] for r in rows],
-         "relevance": [int(r[3]) for r in rows]},
+        {
+            "query_id": [r[0] for r in rows],
+            "doc_id": [r[2] for r in rows],
+            "relevance": [int(r[3]) for r in rows],
+        },
         schema_overrides={"relevance": pl.Int32},
     )
 
 
 def _run(name: str) -> pl.LazyFrame:
-    rows = [line.split() for line in (CONFORMANCE / name).read_text().splitlines()
-            if line.strip() and not line.lstrip().startswith("#")]
+    rows = [
+        line.split()
+        for line in (CONFORMANCE / name).read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
     return pl.LazyFrame(
-        {"run_id": "r", "query_id": [r[0] for r in rows], "doc_id": [r[2] for r in rows],
-         "score": [float(r[4]) for r in rows]}
+        {
+            "run_id": "r",
+            "query_id": [r[0] for r in rows],
+            "doc_id": [r[2] for r in rows],
+            "score": [float(r[4]) for r in rows],
+        }
     )
 
 
@@ -60,11 +77,16 @@ def test_per_topic_values_match_trec_eval(expected, qrels, run, rel, depth):
     for name in want:
         metric = parse_metric(name)
         if "rel" in metric.info.params and rel != 1:
-            metric = build_metric(metric.name, {**dict(metric.params), "rel": rel}, metric.k)
+            metric = build_metric(
+                metric.name, {**dict(metric.params), "rel": rel}, metric.k
+            )
         specs[name] = metric
     assert len(specs) > 60  # every all_trec measure family is exercised
     wide = per_query_wide(
-        list(dict.fromkeys(specs.values())), _run(run), _qrels(qrels), EngineOptions(depth=depth)
+        list(dict.fromkeys(specs.values())),
+        _run(run),
+        _qrels(qrels),
+        EngineOptions(depth=depth),
     ).collect()
     got_rows = {row["query_id"]: row for row in wide.iter_rows(named=True)}
     diffs = []
