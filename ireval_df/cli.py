@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from ireval_df._cli_args import add_data_arguments
 from ireval_df.errors import IrevalError, IrevalWarning
 
 if TYPE_CHECKING:
@@ -156,33 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Score runs against qrels. Files are read by extension: TREC text "
         "(.run, .txt, .qrels, also .gz), .parquet, .csv, .tsv, .jsonl.",
     )
-    ev.add_argument(
-        "--run",
-        action="extend",
-        nargs="+",
-        required=True,
-        metavar="FILE",
-        help="run file(s); several runs may follow one --run",
-    )
-    ev.add_argument(
-        "--qrels", required=True, metavar="FILE", help="relevance judgments"
-    )
-    ev.add_argument(
-        "-m",
-        "--metric",
-        action="append",
-        metavar="NAME",
-        help=f"metric (repeatable; default {' '.join(DEFAULT_METRICS)}); "
+    add_data_arguments(
+        ev,
+        metric_help=f"metric (repeatable; default {' '.join(DEFAULT_METRICS)}); "
         "see 'ireval-df metrics'",
-    )
-    ev.add_argument(
-        "--queries", metavar="FILE", help="query attributes (query_id + columns)"
-    )
-    ev.add_argument(
-        "--by",
-        action="append",
-        metavar="COLUMN",
-        help="slice by this query attribute (repeatable; needs --queries)",
     )
     ev.add_argument(
         "--per-query", action="store_true", help="one row per query, not means"

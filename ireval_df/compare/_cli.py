@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
+from ireval_df._cli_args import add_data_arguments
+
 __all__ = ["register"]
 
 _FALLBACK_METRICS = ("nDCG@10", "AP", "RR@10")
@@ -31,39 +33,18 @@ def register(subparsers: Any) -> None:
             "text (.run, .txt, .qrels, also .gz), .parquet, .csv, .tsv, .jsonl."
         ),
     )
-    parser.add_argument(
-        "--run",
-        action="extend",
-        nargs="+",
-        required=True,
-        metavar="FILE",
-        help="run file(s); at least two runs in all",
-    )
-    parser.add_argument(
-        "--qrels", required=True, metavar="FILE", help="relevance judgments"
+    add_data_arguments(
+        parser,
+        run_help="run file(s); at least two runs in all",
+        metric_help="metric (repeatable; default: as evaluate); see 'ireval-df metrics'",
+        by_help="compare within each value of this query attribute "
+        "(repeatable; needs --queries)",
     )
     parser.add_argument(
         "--baseline",
         action="append",
         metavar="RUN_ID",
         help="run id to compare against (repeatable); default: all pairs",
-    )
-    parser.add_argument(
-        "-m",
-        "--metric",
-        action="append",
-        metavar="NAME",
-        help="metric (repeatable; default: as evaluate); see 'ireval-df metrics'",
-    )
-    parser.add_argument(
-        "--queries", metavar="FILE", help="query attributes (query_id + columns)"
-    )
-    parser.add_argument(
-        "--by",
-        action="append",
-        metavar="COLUMN",
-        help="compare within each value of this query attribute "
-        "(repeatable; needs --queries)",
     )
     parser.add_argument(
         "--test", choices=TESTS, default="t", help="paired test (default: t)"

@@ -18,6 +18,8 @@ import polars as pl
 if TYPE_CHECKING:
     import argparse
 
+from ireval_df._cli_args import add_data_arguments
+
 __all__ = ["register", "run"]
 
 #: Columns of the printed table; message and fix follow it, one per finding.
@@ -38,24 +40,12 @@ def register(subparsers: Any) -> None:
             "for bad usage."
         ),
     )
-    parser.add_argument(
-        "--run",
-        action="extend",
-        nargs="+",
-        metavar="FILE",
-        help="run file(s); several may follow one --run",
-    )
-    parser.add_argument("--qrels", metavar="FILE", help="relevance judgments")
-    parser.add_argument(
-        "--queries", metavar="FILE", help="query attributes (query_id + columns)"
-    )
-    parser.add_argument(
-        "-m",
-        "--metric",
-        action="append",
-        metavar="NAME",
-        help="a metric you mean to compute (repeatable): its cutoff is the depth "
-        "rankings are checked against",
+    add_data_arguments(
+        parser,
+        required=False,
+        metric_help="a metric you mean to compute (repeatable): its cutoff is the "
+        "depth rankings are checked against",
+        by_help=None,
     )
     parser.add_argument(
         "-k",
