@@ -1,0 +1,519 @@
+"""Benchmark ireval_df against ranx, pytrec_eval and ir_measures, side by side.
+
+``python bench/harness.py --shapes msmarco-dev large --rounds 3`` generates
+the data (``bench/generate.py``) into ``--data`` when it is missing, then per
+shape:
+
+1. agreement: every tool once (untimed) with per-query output; each peer's
+   per-query values are compared with ireval_df's, and every difference must
+   be explained: ranx breaks score ties by input order, so it may differ only
+   on queries where a judged document ties with another document;
+2. whole process: ``--rounds`` rounds, tools interleaved (the order rotates
+   each round), each a fresh ``python bench/tools.py TOOL run qrels`` from
+   TREC text to the five means; the harness times the process and reads its
+   peak RSS (``wait4``); the tool reports its own load / evaluation split;
+3. in-process: ``ireval_df.evaluate()`` from Parquet against the floor (read
+   the Parquet files and left-join the run on the qrels), interleaved in one
+   process.
+
+Then, once: ``import ireval_df`` time, and one run against 20 stacked runs
+(``--stacked``). It prints a markdown table (medians) and, with
+``--json``, writes every measurement. ranx's numba cache is warmed before
+anything is timed. Shape ``xl`` is Parquet only: only ireval_df runs on it.
+
+Nothing here asserts a time: ``tests/test_bench_smoke.py`` runs it on the
+``tiny`` shape to check that it works and that the tools agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from importlib import metadata
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from generate import SHAPES, generate  # noqa: E402
+from tools import MEASURES  # noqa: E402
+
+PEERS = ("ranx", "pytrec_eval", "ir_measures")
+MODULES = {
+    "ireval_df": "ireval_df",
+    "ranx": "ranx",
+    "pytrec_eval": "pytrec_eval",
+    "ir_measures": "ir_measures",
+}
+DISTRIBUTIONS = {
+    "ireval_df": "ireval-df",
+    "ranx": "ranx",
+    "pytrec_eval": "pytrec_eval-terrier",
+    "ir_measures": "ir_measures",
+    "polars": "polars",
+    "numba": "numba",
+}
+#: Two values agree when they differ by at most this much.
+TOLERANCE = 1e-9
+#: Where a peer breaks score ties differently from trec_eval (score
+#: descending, then doc_id descending): it may differ there, and only on
+#: queries where a judged document ties with another document.
+TIE_RULES = {
+    "ranx": (set(MEASURES), "input order"),
+    "ir_measures": (
+        {"RR@10"},
+        "doc_id ascending (its RR@k comes from the MS MARCO provider)",
+    ),
+}
+
+
+def available(tools: list[str]) -> list[str]:
+    """The tools whose module can be imported here (ireval_df always can)."""
+    return [t for t in tools if t == "ireval_df" or find_spec(MODULES[t]) is not None]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    root = str(HERE.parent)
+    env["PYTHONPATH"] = root + (
+        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+    )
+    return env
+
+
+def run_process(args: list[str]) -> tuple[dict[str, Any], float, float]:
+    """Run ``python bench/tools.py ARGS``; its JSON, wall seconds, peak RSS (MiB)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, str(HERE / "tools.py"), *args],
+            stdout=out,
+            stderr=err,
+            env=_env(),
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            raise RuntimeError(
+                f"{args[0]} failed:\n{err.read().decode(errors='replace')[-3000:]}"
+            )
+        lines = out.read().decode().strip().splitlines()
+    return (
+        json.loads(lines[-1]),
+        wall,
+        usage.ru_maxrss / 1024,
+    )  # ru_maxrss is KiB on Linux
+
+
+def files(shape: str, data: Path) -> dict[str, Path]:
+    """The shape's files, generated on first use."""
+    folder = data / shape
+    if not (folder / "run.parquet").exists():
+        print(f"generating {shape} into {folder} ...", file=sys.stderr)
+        generate(shape, folder)
+    names = {
+        "run_parquet": "run.parquet",
+        "qrels_parquet": "qrels.parquet",
+        "run_trec": "run.trec",
+        "qrels_trec": "qrels.trec",
+    }
+    return {k: folder / v for k, v in names.items() if (folder / v).exists()}
+
+
+def warm(paths: dict[str, Path], tools: list[str], data: Path) -> None:
+    """Read the files once (page cache) and compile ranx's numba cache."""
+    for path in paths.values():
+        with open(path, "rb") as fh:
+            while fh.read(1 << 24):
+                pass
+    if "ranx" in tools:
+        tiny = files("tiny", data)
+        run_process(["ranx", str(tiny["run_trec"]), str(tiny["qrels_trec"])])
+
+
+# --- agreement ---------------------------------------------------------------
+
+
+def tie_queries(paths: dict[str, Path]) -> set[str]:
+    """Queries where a judged document has the same score as another retrieved one."""
+    run = pl.scan_parquet(paths["run_parquet"]).select("query_id", "doc_id", "score")
+    qrels = pl.scan_parquet(paths["qrels_parquet"]).select("query_id", "doc_id")
+    judged = run.join(qrels, on=["query_id", "doc_id"], how="semi")
+    tied = (
+        run.join(
+            judged.select("query_id", "score").unique(),
+            on=["query_id", "score"],
+            how="semi",
+        )
+        .group_by("query_id", "score")
+        .len()
+        .filter(pl.col("len") > 1)
+    )
+    return set(tied.select("query_id").unique().collect()["query_id"].to_list())
+
+
+def compare(
+    tool: str,
+    ours: dict[str, dict[str, float]],
+    theirs: dict[str, dict[str, float]],
+    ties: set[str],
+) -> dict[str, dict[str, Any]]:
+    """Per metric: queries, how many differ, how many the tie rule cannot explain."""
+    tie_metrics = TIE_RULES.get(tool, (set(), ""))[0]
+    result = {}
+    for metric in MEASURES:
+        a, b = ours[metric], theirs[metric]
+        queries = set(a) | set(b)
+        differ = {
+            q
+            for q in queries
+            if q not in a or q not in b or not abs(a[q] - b[q]) <= TOLERANCE
+        }
+        explained = differ & ties if metric in tie_metrics else set()
+        result[metric] = {
+            "queries": len(queries),
+            "differ": len(differ),
+            "unexplained": len(differ - explained),
+            "mean_delta": _mean(b) - _mean(a),
+        }
+    return result
+
+
+def _mean(values: dict[str, float]) -> float:
+    return statistics.fmean(values.values()) if values else float("nan")
+
+
+def agreement(
+    tools: list[str], paths: dict[str, Path], workdir: Path
+) -> dict[str, Any]:
+    """Per-query values of every peer against ireval_df's; differences explained."""
+    values: dict[str, dict[str, dict[str, float]]] = {}
+    for tool in tools:
+        out = workdir / f"{tool}.json"
+        run, qrels = _inputs(tool, paths)
+        run_process([tool, str(run), str(qrels), "--per-query", str(out)])
+        values[tool] = json.loads(out.read_text())
+    ties = tie_queries(paths)
+    peers = {
+        tool: compare(tool, values["ireval_df"], values[tool], ties)
+        for tool in tools
+        if tool != "ireval_df"
+    }
+    return {"tie_queries": len(ties), "peers": peers}
+
+
+def _inputs(tool: str, paths: dict[str, Path]) -> tuple[Path, Path]:
+    if "run_trec" in paths:
+        return paths["run_trec"], paths["qrels_trec"]
+    return paths["run_parquet"], paths["qrels_parquet"]
+
+
+# --- timing ------------------------------------------------------------------
+
+
+def timed_rounds(
+    tools: list[str], paths: dict[str, Path], rounds: int, buckets: int
+) -> dict[str, list[dict[str, Any]]]:
+    """Whole-process runs, interleaved; one list of measurements per tool.
+
+    Besides each tool on the TREC files: ireval_df straight from Parquet,
+    and, on a Parquet-only shape, also with ``evaluate(buckets=buckets)``.
+    """
+    entries = [(t, *_inputs(t, paths), 1) for t in tools]
+    if "run_trec" in paths:
+        entries.append(("ireval_df", paths["run_parquet"], paths["qrels_parquet"], 1))
+    elif buckets > 1:
+        entries.append(
+            ("ireval_df", paths["run_parquet"], paths["qrels_parquet"], buckets)
+        )
+    results: dict[str, list[dict[str, Any]]] = {}
+    for i in range(rounds):
+        shift = i % len(entries)
+        for tool, run, qrels, parts in entries[shift:] + entries[:shift]:
+            label = tool if run.suffix == ".trec" else f"{tool} (Parquet)"
+            if parts > 1:
+                label = f"{tool} (Parquet, buckets={parts})"
+            args = [tool, str(run), str(qrels)]
+            if parts > 1:
+                args += ["--buckets", str(parts)]
+            report, wall, rss = run_process(args)
+            report.update(wall_s=wall, rss_mib=rss)
+            results.setdefault(label, []).append(report)
+            print(
+                f"  round {i + 1} {label}: {wall:.2f} s, {rss:.0f} MiB", file=sys.stderr
+            )
+    return results
+
+
+def medians(reports: list[dict[str, Any]]) -> dict[str, float]:
+    keys = ("wall_s", "rss_mib", "load_s", "eval_s", "import_s")
+    return {k: statistics.median(r[k] for r in reports) for k in keys}
+
+
+# --- report ------------------------------------------------------------------
+
+
+def versions() -> dict[str, str]:
+    found = {}
+    for name, dist in DISTRIBUTIONS.items():
+        try:
+            found[name] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            if name == "ireval_df":  # run from a checkout: name the commit
+                found[name] = "checkout " + _commit()
+    found["python"] = platform.python_version()
+    return found
+
+
+def _commit() -> str:
+    done = subprocess.run(
+        ["git", "describe", "--always", "--dirty"],
+        cwd=HERE.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() or "(unknown commit)"
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = ""
+    try:
+        kib = int(Path("/proc/meminfo").read_text().split()[1])
+        memory = f", {kib / 2**20:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{cpu}, {os.cpu_count()} cores{memory}, {platform.system()} {platform.release()}"
+
+
+def markdown(results: dict[str, Any]) -> str:
+    lines = [
+        f"Machine: {results['machine']}",
+        "",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items()),
+        "",
+    ]
+    for shape, block in results["shapes"].items():
+        info = block["shape"]
+        lines += [
+            f"### {shape}: {info['queries']:,} queries, {info['run_rows']:,} run rows, "
+            f"{info['judged_per_query']} judged / {info['relevant_per_query']} relevant "
+            f"per query",
+            "",
+        ]
+        timing = block["timing"]
+        base = medians(timing[next(k for k in timing if k.startswith("ireval_df"))])
+        lines += [
+            "| tool | whole process (s) | vs ireval_df | load (s) | evaluate (s) "
+            "| peak RSS (MiB) | vs ireval_df |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for label, reports in timing.items():
+            m = medians(reports)
+            lines.append(
+                f"| {label} | {m['wall_s']:.2f} | {m['wall_s'] / base['wall_s']:.1f}x | "
+                f"{m['load_s']:.2f} | {m['eval_s']:.2f} | {m['rss_mib']:.0f} | "
+                f"{m['rss_mib'] / base['rss_mib']:.1f}x |"
+            )
+        lines.append("")
+        lines.append(
+            f"Medians of {len(next(iter(timing.values())))} interleaved rounds. "
+            "Whole process: interpreter start to the five means "
+            "(" + ", ".join(MEASURES) + ") from TREC text (rows marked Parquet: from "
+            "the Parquet files, which `evaluate()` reads itself, so load is 0); load: "
+            "reading the files into the tool's structures; evaluate: from loaded data "
+            "to the means."
+        )
+        lines.append("")
+        if "inproc" in block:
+            ip = block["inproc"]
+            lines.append(
+                f"In-process from Parquet: `evaluate()` {ip['evaluate']:.3f} s, floor "
+                f"(read both Parquet files + left join) {ip['floor']:.3f} s: "
+                f"**{ip['evaluate'] / ip['floor']:.2f}x** the floor."
+            )
+            lines.append("")
+        agree = block.get("agreement")
+        if agree:
+            lines.append(
+                f"Agreement with ireval_df (|difference| <= {TOLERANCE:g} per query); "
+                f"{agree['tie_queries']} queries have a judged document tied "
+                "with another document:"
+            )
+            lines.append("")
+            for tool, per_metric in agree["peers"].items():
+                rule = TIE_RULES.get(tool, (set(), "as trec_eval"))[1] or "as trec_eval"
+                parts = []
+                for metric, d in per_metric.items():
+                    text = f"{metric} {d['differ']}/{d['queries']}"
+                    if d["differ"]:
+                        text += f" (mean {d['mean_delta']:+.2e}, unexplained {d['unexplained']})"
+                    parts.append(text)
+                lines.append(
+                    f"- {tool} (ties: {rule}): queries differing: " + "; ".join(parts)
+                )
+            lines.append("")
+    if "imports" in results:
+        im = results["imports"]
+        lines.append(
+            f"`import ireval_df`: {im['import_s']:.3f} s (median); pandas imported: "
+            f"{im['pandas']}, scipy imported: {im['scipy']}."
+        )
+        lines.append("")
+    for st in results.get("stacked", []):
+        lines.append(
+            f"Stacked runs ({st['shape']}, {st['queries']:,} queries): one run "
+            f"({st['rows_one']:,} rows) {st['one']:.3f} s; {st['runs']} runs in one frame "
+            f"({st['rows_stacked']:,} rows) {st['stacked']:.3f} s = "
+            f"**{st['stacked'] / st['one']:.1f}x** one run."
+        )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def unexplained(results: dict[str, Any]) -> int:
+    """Number of per-query differences the agreement check cannot explain."""
+    return sum(
+        d["unexplained"]
+        for block in results["shapes"].values()
+        for per_metric in block.get("agreement", {}).get("peers", {}).values()
+        for d in per_metric.values()
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--shapes", nargs="+", default=["msmarco-dev", "large"], choices=sorted(SHAPES)
+    )
+    parser.add_argument(
+        "--tools",
+        nargs="+",
+        default=["ireval_df", *PEERS],
+        choices=["ireval_df", *PEERS],
+    )
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--inproc-rounds", type=int, default=7)
+    parser.add_argument("--import-rounds", type=int, default=7)
+    parser.add_argument(
+        "--buckets",
+        type=int,
+        default=10,
+        help="on Parquet-only shapes (xl), also time evaluate(buckets=N)",
+    )
+    parser.add_argument(
+        "--data", default=os.path.join(tempfile.gettempdir(), "ireval_df_bench")
+    )
+    parser.add_argument(
+        "--stacked",
+        nargs="*",
+        default=["trec-dl", "msmarco-dev:1000"],
+        metavar="SHAPE[:QUERIES]",
+        help="one run vs 20 stacked runs of these shapes (first QUERIES queries); none: skip",
+    )
+    parser.add_argument("--no-agreement", action="store_true")
+    parser.add_argument("--json", help="write every measurement here")
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    data = Path(args.data)
+    tools = available(["ireval_df", *[t for t in args.tools if t != "ireval_df"]])
+    skipped = sorted(set(args.tools) - set(tools))
+    if skipped:
+        print(f"not installed, skipped: {', '.join(skipped)}", file=sys.stderr)
+    results: dict[str, Any] = {
+        "machine": machine(),
+        "versions": versions(),
+        "shapes": {},
+        "skipped": skipped,
+    }
+    for shape in args.shapes:
+        print(f"{shape}:", file=sys.stderr)
+        paths = files(shape, data)
+        shape_tools = tools if "run_trec" in paths else ["ireval_df"]
+        warm(paths, shape_tools, data)
+        block: dict[str, Any] = {"shape": _describe(shape, paths)}
+        if not args.no_agreement and len(shape_tools) > 1:
+            with tempfile.TemporaryDirectory() as tmp:
+                block["agreement"] = agreement(shape_tools, paths, Path(tmp))
+        block["timing"] = timed_rounds(shape_tools, paths, args.rounds, args.buckets)
+        if "run_trec" in paths:  # not on xl: the whole-process rows say enough there
+            block["inproc"], _, _ = run_process(
+                [
+                    "inproc",
+                    str(paths["run_parquet"]),
+                    str(paths["qrels_parquet"]),
+                    "--rounds",
+                    str(args.inproc_rounds),
+                ]
+            )
+        results["shapes"][shape] = block
+    results["imports"], _, _ = run_process(
+        ["imports", "--rounds", str(args.import_rounds)]
+    )
+    results["stacked"] = []
+    for item in args.stacked:
+        if item == "none":
+            continue
+        shape, _, queries = item.partition(":")
+        paths = files(shape, data)
+        extra = ["--queries", queries] if queries else []
+        stacked, _, _ = run_process(
+            [
+                "stacked",
+                str(paths["run_parquet"]),
+                str(paths["qrels_parquet"]),
+                "--rounds",
+                str(args.rounds),
+                *extra,
+            ]
+        )
+        results["stacked"].append({"shape": shape, **stacked})
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    print(markdown(results))
+    bad = unexplained(results)
+    if bad:
+        print(f"{bad} per-query differences are not explained", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _describe(shape: str, paths: dict[str, Path]) -> dict[str, Any]:
+    run = pl.scan_parquet(paths["run_parquet"])
+    qrels = pl.scan_parquet(paths["qrels_parquet"])
+    queries = SHAPES[shape].queries
+    judged = qrels.select(pl.len()).collect().item()
+    relevant = qrels.filter(pl.col("relevance") > 0).select(pl.len()).collect().item()
+    return {
+        "queries": queries,
+        "run_rows": run.select(pl.len()).collect().item(),
+        "judged_per_query": round(judged / queries, 2),
+        "relevant_per_query": round(relevant / queries, 2),
+    }
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

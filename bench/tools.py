@@ -1,0 +1,329 @@
+"""Run one evaluation tool on one run/qrels pair, in its own process.
+
+``python bench/tools.py TOOL RUN QRELS [--per-query OUT.json]`` loads the
+files the way a user of ``TOOL`` would, computes the five benchmark measures
+(nDCG@10, AP, RR@10, R@100, P@10) and prints one JSON line:
+``{"tool", "import_s", "load_s", "eval_s", "means", "n_queries", "note"}``.
+The harness (``bench/harness.py``) times the whole process from outside and
+reads its peak RSS; ``load_s``/``eval_s`` split the work inside it. With
+``--per-query`` the per-query values are also written (stdlib ``json``, after
+everything is timed) for the agreement check.
+
+Tools: ``ireval_df`` (TREC text or Parquet), ``pytrec_eval``
+(pytrec_eval-terrier), ``ir_measures``, ``ranx``. Each library is imported
+only by its own function, so a process carries only the tool it measures.
+
+Two more modes serve the harness:
+
+``inproc RUN.parquet QRELS.parquet --rounds N``
+    in one process, alternately: ``ireval_df.evaluate()`` straight from the
+    Parquet paths, and the floor (read both Parquet files with polars and
+    left-join the run on the qrels); medians.
+``stacked RUN.parquet QRELS.parquet --runs 20 --rounds N``
+    ``evaluate()`` of one run, and of ``--runs`` perturbed copies stacked in
+    one frame (told apart by ``run_id``); medians.
+``imports --rounds N``
+    ``import ireval_df`` in fresh interpreters: median seconds, and whether
+    pandas or scipy got imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+#: The benchmark measures, in each tool's spelling.
+MEASURES = ("nDCG@10", "AP", "RR@10", "R@100", "P@10")
+PYTREC = {"nDCG@10": "ndcg_cut_10", "AP": "map", "R@100": "recall_100", "P@10": "P_10"}
+RANX = {
+    "nDCG@10": "ndcg@10",
+    "AP": "map",
+    "RR@10": "mrr@10",
+    "R@100": "recall@100",
+    "P@10": "precision@10",
+}
+
+PerQuery = dict[str, dict[str, float]]  # measure -> query_id -> value
+
+
+def _clock() -> float:
+    return time.perf_counter()
+
+
+def run_ireval_df(
+    run_path: str, qrels_path: str, *, per_query: bool = False, buckets: int = 1
+) -> tuple[dict[str, Any], PerQuery]:
+    t0 = _clock()
+    import ireval_df as ie
+
+    t1 = _clock()
+    if run_path.endswith(".parquet"):  # evaluated lazily, straight from the files
+        run, qrels = run_path, qrels_path
+    else:
+        run, qrels = ie.read_run(run_path), ie.read_qrels(qrels_path)
+    t2 = _clock()
+    with warnings.catch_warnings():
+        # msmarco judges only positives: evaluate() warns about unjudged documents
+        warnings.simplefilter("ignore")
+        result = ie.evaluate(run, qrels, list(MEASURES), buckets=buckets)
+    means = ie.summarize(result, ci="t")
+    t3 = _clock()
+    values = {row[0]: row[1] for row in means.select("metric", "value").iter_rows()}
+    grouped: PerQuery = {m: {} for m in MEASURES}
+    if per_query:
+        for qid, metric, value in result.select(
+            "query_id", "metric", "value"
+        ).iter_rows():
+            grouped[metric][qid] = value
+    n = int(means["n_queries"].max())
+    note = f"{buckets} buckets" if buckets > 1 else ""
+    return _report("ireval_df", t0, t1, t2, t3, values, n, note), grouped
+
+
+def run_pytrec_eval(
+    run_path: str, qrels_path: str, *, per_query: bool = False
+) -> tuple[dict[str, Any], PerQuery]:
+    t0 = _clock()
+    import pytrec_eval
+
+    t1 = _clock()
+    with open(qrels_path) as fh:
+        qrels = pytrec_eval.parse_qrel(fh)
+    with open(run_path) as fh:
+        run = pytrec_eval.parse_run(fh)
+    t2 = _clock()
+    names = {"ndcg_cut.10", "map", "recip_rank", "recall.100", "P.10"}
+    results = pytrec_eval.RelevanceEvaluator(qrels, names).evaluate(run)
+    per_query: PerQuery = {m: {} for m in MEASURES}
+    for qid, row in results.items():
+        for ours, theirs in PYTREC.items():
+            per_query[ours][qid] = row[theirs]
+        # trec_eval has no cut-off RR; RR@10 = RR when the first relevant
+        # document is in the top 10, i.e. when RR >= 1/10, else 0 (exact).
+        per_query["RR@10"][qid] = row["recip_rank"] if row["recip_rank"] >= 0.1 else 0.0
+    means = {m: statistics.fmean(v.values()) for m, v in per_query.items()}
+    t3 = _clock()
+    note = "RR@10 from recip_rank (kept when >= 0.1)"
+    return _report("pytrec_eval", t0, t1, t2, t3, means, len(results), note), per_query
+
+
+def run_ir_measures(
+    run_path: str, qrels_path: str, *, per_query: bool = False
+) -> tuple[dict[str, Any], PerQuery]:
+    t0 = _clock()
+    import ir_measures
+    from ir_measures import AP, RR, P, R, nDCG
+
+    t1 = _clock()
+    qrels = list(ir_measures.read_trec_qrels(qrels_path))
+    run = list(ir_measures.read_trec_run(run_path))
+    t2 = _clock()
+    measures = [nDCG @ 10, AP, RR @ 10, R @ 100, P @ 10]
+    names = dict(zip(measures, MEASURES, strict=True))
+    per_query: PerQuery = {m: {} for m in MEASURES}
+    for metric in ir_measures.iter_calc(measures, qrels, run):
+        per_query[names[metric.measure]][metric.query_id] = metric.value
+    means = {m: statistics.fmean(v.values()) for m, v in per_query.items()}
+    t3 = _clock()
+    n = len(per_query["AP"])
+    return _report("ir_measures", t0, t1, t2, t3, means, n), per_query
+
+
+def run_ranx(
+    run_path: str, qrels_path: str, *, per_query: bool = False
+) -> tuple[dict[str, Any], PerQuery]:
+    t0 = _clock()
+    from ranx import Qrels, Run, evaluate
+
+    t1 = _clock()
+    qrels = Qrels.from_file(qrels_path, kind="trec")
+    run = Run.from_file(run_path, kind="trec")
+    t2 = _clock()
+    means = evaluate(qrels, run, list(RANX.values()), make_comparable=True)
+    t3 = _clock()
+    grouped: PerQuery = {
+        ours: {qid: float(v) for qid, v in run.scores[theirs].items()}
+        if per_query
+        else {}
+        for ours, theirs in RANX.items()
+    }
+    values = {ours: float(means[theirs]) for ours, theirs in RANX.items()}  # type: ignore[index]
+    n = len(run.scores["map"])
+    note = "ties broken by input order"
+    return _report("ranx", t0, t1, t2, t3, values, n, note), grouped
+
+
+TOOLS = {
+    "ireval_df": run_ireval_df,
+    "pytrec_eval": run_pytrec_eval,
+    "ir_measures": run_ir_measures,
+    "ranx": run_ranx,
+}
+
+
+def _report(
+    tool: str,
+    t0: float,
+    t1: float,
+    t2: float,
+    t3: float,
+    means: dict[str, float],
+    n_queries: int,
+    note: str = "",
+) -> dict[str, Any]:
+    return {
+        "tool": tool,
+        "import_s": t1 - t0,
+        "load_s": t2 - t1,
+        "eval_s": t3 - t2,
+        "means": {m: means[m] for m in MEASURES},
+        "n_queries": n_queries,
+        "note": note,
+    }
+
+
+# --- harness helpers run in their own process --------------------------------
+
+
+def inproc(run_path: str, qrels_path: str, rounds: int) -> dict[str, Any]:
+    """Median ``evaluate()`` from Parquet vs the floor, interleaved in one process."""
+    import polars as pl
+
+    import ireval_df as ie
+
+    def floor() -> None:
+        run = pl.read_parquet(run_path)
+        qrels = pl.read_parquet(qrels_path)
+        run.join(qrels, on=["query_id", "doc_id"], how="left")
+
+    def evaluate() -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ie.evaluate(run_path, qrels_path, list(MEASURES))
+
+    times: dict[str, list[float]] = {"floor": [], "evaluate": []}
+    floor()  # warm the page cache and the thread pool
+    evaluate()
+    for i in range(rounds):
+        order = [("floor", floor), ("evaluate", evaluate)]
+        for name, fn in order if i % 2 == 0 else order[::-1]:
+            start = _clock()
+            fn()
+            times[name].append(_clock() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def stacked(
+    run_path: str, qrels_path: str, runs: int, rounds: int, queries: int | None = None
+) -> dict[str, Any]:
+    """Median ``evaluate()`` of one run and of ``runs`` copies stacked in one frame.
+
+    The copies' scores get Gaussian noise (sd 0.5, rounded to 3 decimals);
+    ``queries`` keeps only the first (smallest-id) queries.
+    """
+    import numpy as np
+    import polars as pl
+
+    import ireval_df as ie
+
+    one = pl.read_parquet(run_path).with_columns(run_id=pl.lit("r00"))
+    qrels = pl.read_parquet(qrels_path)
+    if queries is not None:
+        kept = one.select(pl.col("query_id").unique().sort().head(queries))
+        one = one.join(kept, on="query_id", how="semi")
+        qrels = qrels.join(kept, on="query_id", how="semi")
+    rng = np.random.default_rng(7)
+    copies = [one]
+    for i in range(1, runs):
+        noise = np.round(rng.normal(0.0, 0.5, one.height), 3)
+        copies.append(
+            one.with_columns(
+                run_id=pl.lit(f"r{i:02d}"), score=(pl.col("score") + noise).round(3)
+            )
+        )
+    many = pl.concat(copies)
+    del copies
+
+    def evaluate(frame: pl.DataFrame) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ie.evaluate(frame, qrels, list(MEASURES))
+
+    times: dict[str, list[float]] = {"one": [], "stacked": []}
+    evaluate(one)
+    for _ in range(rounds):
+        for name, frame in (("one", one), ("stacked", many)):
+            start = _clock()
+            evaluate(frame)
+            times[name].append(_clock() - start)
+    result = {name: statistics.median(values) for name, values in times.items()}
+    result.update(
+        runs=runs,
+        queries=one["query_id"].n_unique(),
+        rows_one=one.height,
+        rows_stacked=many.height,
+    )
+    return result
+
+
+def imports(rounds: int) -> dict[str, Any]:
+    """``import ireval_df`` in fresh interpreters."""
+    code = (
+        "import sys, time; t = time.perf_counter(); import ireval_df; "
+        "d = time.perf_counter() - t; import json; "
+        "print(json.dumps([d, 'pandas' in sys.modules, 'scipy' in sys.modules]))"
+    )
+    results = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", code], check=True, capture_output=True, text=True
+            ).stdout
+        )
+        for _ in range(rounds)
+    ]
+    return {
+        "import_s": statistics.median(r[0] for r in results),
+        "pandas": any(r[1] for r in results),
+        "scipy": any(r[2] for r in results),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("tool", choices=[*TOOLS, "inproc", "stacked", "imports"])
+    parser.add_argument("run", nargs="?")
+    parser.add_argument("qrels", nargs="?")
+    parser.add_argument("--per-query", help="write per-query values (JSON) here")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--buckets", type=int, default=1, help="ireval_df: evaluate(buckets=)"
+    )
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--queries", type=int, help="stacked: keep the first N queries")
+    args = parser.parse_args(argv)
+    if args.tool == "imports":
+        out: dict[str, Any] = imports(args.rounds)
+    elif args.tool == "inproc":
+        out = inproc(args.run, args.qrels, args.rounds)
+    elif args.tool == "stacked":
+        out = stacked(args.run, args.qrels, args.runs, args.rounds, args.queries)
+    else:
+        extra = {"buckets": args.buckets} if args.tool == "ireval_df" else {}
+        out, per_query = TOOLS[args.tool](
+            args.run, args.qrels, per_query=bool(args.per_query), **extra
+        )
+        if args.per_query:
+            Path(args.per_query).write_text(json.dumps(per_query))
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

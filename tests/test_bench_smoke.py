@@ -1,0 +1,95 @@
+"""The benchmark harness runs end to end on a tiny shape (a smoke test, never timed).
+
+``bench/harness.py`` is the tool behind ``docs/benchmarks.md``. Here it runs
+on the ``tiny`` shape with one round of everything, in a temporary
+directory, with whichever peers are installed (the others are skipped by the
+harness itself), and must find every peer in agreement with ireval_df.
+Nothing about time or memory is asserted.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _harness():
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "bench_harness", BENCH / "harness.py"
+        )
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+@pytest.mark.slow
+def test_harness_runs_on_the_tiny_shape(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "harness.py"),
+            "--shapes",
+            "tiny",
+            "--rounds",
+            "1",
+            "--inproc-rounds",
+            "1",
+            "--import-rounds",
+            "1",
+            "--stacked",
+            "tiny:20",
+            "--data",
+            str(tmp_path / "data"),
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "| ireval_df |" in done.stdout
+    assert "| ireval_df (Parquet) |" in done.stdout
+    results = json.loads(out.read_text())
+    block = results["shapes"]["tiny"]
+    assert set(block["timing"]) >= {"ireval_df", "ireval_df (Parquet)"}
+    for per_metric in block.get("agreement", {}).get("peers", {}).values():
+        assert all(d["unexplained"] == 0 for d in per_metric.values()), per_metric
+    assert results["imports"]["pandas"] is False
+    assert results["imports"]["scipy"] is False
+    assert [st["runs"] for st in results["stacked"]] == [20]
+
+
+def test_agreement_flags_a_difference_only_a_tie_rule_explains() -> None:
+    harness = _harness()
+    ours = {m: {"q1": 0.5, "q2": 1.0} for m in harness.MEASURES}
+    theirs = {m: {"q1": 0.5, "q2": 0.25} for m in harness.MEASURES}
+    # q2 differs everywhere; only ranx (input-order ties) may differ on a tie query
+    for tool in ("pytrec_eval", "ranx"):
+        flagged = harness.compare(tool, ours, theirs, ties=set())
+        assert all(d["differ"] == 1 and d["unexplained"] == 1 for d in flagged.values())
+    explained = harness.compare("ranx", ours, theirs, ties={"q2"})
+    assert all(d["unexplained"] == 0 for d in explained.values())
+    strict = harness.compare("pytrec_eval", ours, theirs, ties={"q2"})
+    assert all(d["unexplained"] == 1 for d in strict.values())
+    # a query one side lacks is a difference too
+    missing = {m: {"q1": 0.5} for m in harness.MEASURES}
+    assert (
+        harness.compare("pytrec_eval", ours, missing, ties=set())["AP"]["differ"] == 1
+    )
+    same = harness.compare("ir_measures", ours, ours, ties=set())
+    assert all(d["differ"] == 0 for d in same.values())
