@@ -31,6 +31,12 @@ answer is an empty ranking (`missing="zero"`).
 """
 
 
+_PARTIAL = (
+    "the ranks of judged documents suffice (unless `rel` is below 0 or a gain map "
+    "gives level -1 a gain: then every document is ranked)"
+)
+
+
 def _params(info_params: dict[str, object]) -> str:
     shown = {k: v for k, v in info_params.items() if k != "judged_only"}
     return (
@@ -85,7 +91,7 @@ def metrics_markdown() -> str:
         lines.append(
             f"Range: {'-inf' if low is None else format_value(low)} to "
             f"{'inf' if high is None else format_value(high)}; "
-            f"{'full ranking needed' if info.full_sort else 'ranks of judged documents suffice'}."
+            f"{'needs the rank of every retrieved document' if info.full_sort else _PARTIAL}."
         )
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
