@@ -52,7 +52,7 @@ CORRECTION_WORDS: tuple[str | None, ...] = ("holm", "bonferroni", "bh", "by", No
 #: Differences within this share of the larger value are ties (float noise).
 TIE_TOLERANCE = 1e-12
 
-_OUTPUT_STATS = [
+OUTPUT_STATS = [
     "n_queries",
     "n_missing",
     "mean",
@@ -401,7 +401,7 @@ def compare(
     result = (
         result.join(names, on="__pair")
         .sort("__g")
-        .select("run_id", "baseline", *slices, "metric", *_OUTPUT_STATS)
+        .select("run_id", "baseline", *slices, "metric", *OUTPUT_STATS)
     )
     settings = {
         "test": test,

@@ -18,7 +18,7 @@ from ireval_df.compare._common import (
     slice_columns,
     to_frame,
 )
-from ireval_df.compare._compare import resolve_missing
+from ireval_df.compare._compare import OUTPUT_STATS, resolve_missing
 from ireval_df.compare._paired import require_scipy
 from ireval_df.errors import AlignmentError, IrevalError
 from ireval_df.metrics import parse_metric
@@ -32,19 +32,8 @@ __all__ = ["Design", "tukey_hsd"]
 
 Design = Literal["blocked", "independent"]
 
-_COLUMNS = [
-    "n_queries",
-    "n_missing",
-    "mean",
-    "baseline_mean",
-    "delta",
-    "delta_rel",
-    "ci_low",
-    "ci_high",
-    "p_value",
-    "p_adjusted",
-    "significant",
-]
+#: compare()'s statistics up to ``significant`` (Tukey has no wins or effect size).
+_COLUMNS = OUTPUT_STATS[: OUTPUT_STATS.index("significant") + 1]
 
 
 def tukey_hsd(
