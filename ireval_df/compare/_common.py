@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = [
+    "pair_names",
     "check_choice",
     "check_unique",
     "metric_table",
@@ -152,6 +153,24 @@ def run_pairs(
                 seen.add(key)
                 pairs.append((r, b))
     return pairs
+
+
+def pair_names(pairs: Sequence[tuple[str, str]]) -> pl.DataFrame:
+    """Return the (run, baseline) of each pair, keyed by its position ``__pair``.
+
+    Examples
+    --------
+    >>> pair_names([("b", "a")]).rows()
+    [(0, 'b', 'a')]
+    """
+    return pl.DataFrame(
+        {
+            "__pair": list(range(len(pairs))),
+            "run_id": [r for r, _ in pairs],
+            "baseline": [b for _, b in pairs],
+        },
+        schema={"__pair": pl.Int64, "run_id": pl.String, "baseline": pl.String},
+    )
 
 
 def output(frame: pl.DataFrame, like: Any, settings: dict[str, Any]) -> Any:

@@ -15,6 +15,7 @@ from ireval_df.compare._common import (
     check_unique,
     metric_table,
     output,
+    pair_names,
     run_order,
     run_pairs,
     slice_columns,
@@ -390,14 +391,7 @@ def compare(
             .alias("delta_rel"),
         )
     )
-    names = pl.DataFrame(
-        {
-            "__pair": list(range(len(pairs))),
-            "run_id": [r for r, _ in pairs],
-            "baseline": [b for _, b in pairs],
-        },
-        schema={"__pair": pl.Int64, "run_id": pl.String, "baseline": pl.String},
-    )
+    names = pair_names(pairs)
     result = (
         result.join(names, on="__pair")
         .sort("__g")

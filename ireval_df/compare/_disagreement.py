@@ -11,6 +11,7 @@ from ireval_df.compare._common import (
     check_unique,
     metric_table,
     output,
+    pair_names,
     run_order,
     run_pairs,
     slice_columns,
@@ -223,14 +224,7 @@ def disagreement(
         .cast(pl.Int64)
         .alias("n_runs"),
     ).drop("__pairs")
-    names = pl.DataFrame(
-        {
-            "__pair": list(range(len(pairs))),
-            "run_id": [r for r, _ in pairs],
-            "baseline": [b for _, b in pairs],
-        },
-        schema={"__pair": pl.Int64, "run_id": pl.String, "baseline": pl.String},
-    )
+    names = pair_names(pairs)
     result = (
         joined.join(tau, on=[*slices, "metric", "metric_b"], nulls_equal=True)
         .join(names, on="__pair")
