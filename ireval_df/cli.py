@@ -98,7 +98,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     if by and args.queries is None:
         msg = "--by needs --queries FILE (the table holding the slice columns)."
         raise IrevalError(msg)
-    result = per_query if args.per_query else ie.summarize(per_query, by=by)
+    # the printed table shows no interval: skip the bootstrap unless writing one
+    ci = "bootstrap" if args.output else "t"
+    result = per_query if args.per_query else ie.summarize(per_query, by=by, ci=ci)
     if args.output:
         ie.write_results(result, args.output)
         print(f"wrote {result.height} rows to {args.output}", file=sys.stderr)
