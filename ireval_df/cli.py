@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
@@ -99,7 +99,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         msg = "--by needs --queries FILE (the table holding the slice columns)."
         raise IrevalError(msg)
     # the printed table shows no interval: skip the bootstrap unless writing one
-    ci = "bootstrap" if args.output else "t"
+    ci: Literal["bootstrap", "t"] = "bootstrap" if args.output else "t"
     result = per_query if args.per_query else ie.summarize(per_query, by=by, ci=ci)
     if args.output:
         ie.write_results(result, args.output)
