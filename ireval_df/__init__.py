@@ -15,15 +15,22 @@ Examples
 
 from __future__ import annotations
 
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
 from ireval_df import errors
-from ireval_df.compare import compare, disagreement, failures, tukey_hsd
 from ireval_df.evaluate import evaluate
 from ireval_df.io import read_qrels, read_queries, read_run, write_results
 from ireval_df.metrics import Metric, list_metrics, parse_metric
-from ireval_df.report import to_html, to_latex, to_markdown, to_wide
-from ireval_df.slices import length_buckets, position_buckets, quantile_bins
-from ireval_df.summarize import summarize
-from ireval_df.validate import validate
+
+if TYPE_CHECKING:
+    from ireval_df.compare import compare, disagreement, failures, tukey_hsd
+    from ireval_df.report import to_html, to_latex, to_markdown, to_wide
+    from ireval_df.slices import length_buckets, position_buckets, quantile_bins
+    from ireval_df.summarize import summarize
+    from ireval_df.validate import validate
 
 __all__ = [
     "Metric",
@@ -49,3 +56,56 @@ __all__ = [
     "validate",
     "write_results",
 ]
+
+#: Public names imported on first use (PEP 562): ``import ireval_df`` then
+#: ``evaluate`` needs neither numpy nor the comparison and report modules.
+_LAZY = {
+    "compare": "ireval_df.compare",
+    "disagreement": "ireval_df.compare",
+    "failures": "ireval_df.compare",
+    "tukey_hsd": "ireval_df.compare",
+    "to_html": "ireval_df.report",
+    "to_latex": "ireval_df.report",
+    "to_markdown": "ireval_df.report",
+    "to_wide": "ireval_df.report",
+    "length_buckets": "ireval_df.slices",
+    "position_buckets": "ireval_df.slices",
+    "quantile_bins": "ireval_df.slices",
+    "summarize": "ireval_df.summarize",
+    "validate": "ireval_df.validate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public function's module on first use and keep the function."""
+    module = _LAZY.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _Package(types.ModuleType):
+    """The package's module type: a subpackage never hides its namesake function.
+
+    Importing the subpackage ``ireval_df.compare`` makes the import system set
+    the attribute ``ireval_df.compare`` to it; the attribute stays the function.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if (
+            name in _LAZY
+            and isinstance(value, types.ModuleType)
+            and value.__name__ == f"{__name__}.{name}"
+        ):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 import polars as pl
 
 from ireval_df._stats import GM_FLOOR, t_ppf
@@ -20,6 +19,8 @@ from ireval_df.errors import IrevalError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    import numpy as np
 
 __all__ = ["GM_FLOOR", "MIN_QUERIES", "Interval", "summarize"]
 
@@ -108,6 +109,8 @@ def summarize(
     >>> 0.2 <= row["ci_low"] < 0.4 < row["ci_high"] <= 0.6
     True
     """
+    import numpy as np
+
     check_choice("ci", ci, ("bootstrap", "t"))
     if (
         isinstance(level, bool)
@@ -206,6 +209,8 @@ def _bootstrap(
     np.ndarray[Any, np.dtype[np.float64]], np.ndarray[Any, np.dtype[np.float64]]
 ]:
     """Percentile bootstrap interval of every group's mean."""
+    import numpy as np
+
     width = grouped.height
     low, high = np.full(width, np.nan), np.full(width, np.nan)
     values = (

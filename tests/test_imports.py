@@ -1,5 +1,9 @@
 """Evaluating polars frames loads neither pandas, scipy nor hypothesis.
 
+``import ireval_df`` alone loads no numpy either, nor the modules behind the
+public names imported on first use (compare, report, slices, summarize,
+validate); every name in ``__all__`` still resolves.
+
 Checked in a fresh interpreter through ``sys.modules``. How long ``import
 ireval_df`` takes is measured by the benchmarks (``bench/harness.py``,
 ``docs/benchmarks.md``), never asserted here: the machine is shared.
@@ -74,3 +78,46 @@ def test_evaluating_polars_frames_imports_no_heavy_module() -> None:
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen == {"import": [], "evaluate": []}
+
+
+IMPORT_PROBE = """
+import json, sys
+import ireval_df as ie
+seen = {{"heavy": sorted(m for m in {heavy!r} if m in sys.modules)}}
+seen["lazy"] = sorted(m for m in {lazy!r} if m in sys.modules)
+missing = [name for name in ie.__all__ if not hasattr(ie, name)]
+names = {{name: type(getattr(ie, name)).__name__ for name in ie.__all__}}
+from ireval_df.compare import compare, tukey_hsd
+from ireval_df.summarize import summarize
+from ireval_df.validate import validate
+same = [ie.compare is compare, ie.tukey_hsd is tukey_hsd,
+        ie.summarize is summarize, ie.validate is validate]
+print(json.dumps({{"seen": seen, "missing": missing, "names": names, "same": same}}))
+"""
+
+LAZY = (
+    "ireval_df.compare",
+    "ireval_df.report",
+    "ireval_df.slices",
+    "ireval_df.summarize",
+    "ireval_df.validate",
+)
+
+
+def test_import_loads_no_numpy_and_every_public_name_resolves() -> None:
+    code = IMPORT_PROBE.format(heavy=(*HEAVY, "numpy"), lazy=LAZY)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["seen"] == {"heavy": [], "lazy": []}
+    assert found["missing"] == []
+    # a subpackage named like its function (compare, validate) never hides it
+    modules = {k: v for k, v in found["names"].items() if v != "function"}
+    assert modules == {"Metric": "type", "errors": "module"}
+    assert found["same"] == [True, True, True, True]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 import polars as pl
 
 from ireval_df import _provenance
@@ -39,6 +38,7 @@ from ireval_df.errors import AlignmentError, IrevalError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    import numpy as np
     from numpy.typing import NDArray
 
     from ireval_df.compare._corrections import Correction
@@ -273,6 +273,8 @@ def compare(
     >>> row["wins"], row["ties"], row["losses"], round(row["effect_size"], 3)
     (4, 0, 0, 2.449)
     """
+    import numpy as np
+
     _check_options(test, correction, alpha, n_resamples, ci)
     interval: Interval = (
         ci if ci is not None else ("bootstrap" if test == "bootstrap" else "t")
@@ -423,6 +425,8 @@ def _pvalues(
     rng: np.random.Generator,
     n_resamples: int,
 ) -> NDArray[np.float64]:
+    import numpy as np
+
     if test == "t":
         return t_pvalues(n, mean_d, sd)
     if test == "sign":

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
     from numpy.typing import NDArray
 
 __all__ = ["CORRECTIONS", "Correction", "adjust"]
@@ -51,6 +50,8 @@ def adjust(p: NDArray[np.float64], method: Correction | None) -> NDArray[np.floa
     >>> adjust(np.array([0.01, 0.04, 0.03]), "bh").round(4).tolist()
     [0.03, 0.04, 0.04]
     """
+    import numpy as np
+
     p = np.asarray(p, dtype=np.float64)
     n = len(p)
     if method is None or n == 0:

@@ -12,14 +12,13 @@ import math
 import warnings
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from ireval_df._stats import binom_two_sided, t_ppf, t_two_sided
 from ireval_df.errors import IrevalError
 
 if TYPE_CHECKING:
     from types import ModuleType
 
+    import numpy as np
     from numpy.typing import NDArray
 
 __all__ = [
@@ -57,6 +56,8 @@ def t_pvalues(
     >>> t_pvalues(n, mean, sd).round(4).tolist()
     [1.0, 0.2254, nan]
     """
+    import numpy as np
+
     out = np.full(len(n), np.nan)
     for i, (k, m, s) in enumerate(
         zip(n.tolist(), mean.tolist(), sd.tolist(), strict=True)
@@ -85,6 +86,8 @@ def t_intervals(
     >>> round(float(lo[0]), 4), round(float(hi[0]), 4)
     (0.3282, 1.6718)
     """
+    import numpy as np
+
     quantile = {k: t_ppf(0.5 + level / 2.0, k - 1) for k in set(n.tolist()) if k > 1}
     q = np.array([quantile.get(k, np.nan) for k in n.tolist()], dtype=np.float64)
     with np.errstate(invalid="ignore"):
@@ -103,6 +106,8 @@ def sign_pvalues(
     >>> sign_pvalues(np.array([5, 2]), np.array([0, 2])).tolist()
     [0.0625, 1.0]
     """
+    import numpy as np
+
     return np.array(
         [
             binom_two_sided(w, w + lost)
@@ -120,6 +125,8 @@ def wilcoxon_pvalues(
     Groups whose differences are all 0 get p = 1 (scipy gives NaN); empty
     groups get NaN.
     """
+    import numpy as np
+
     stats = require_scipy('compare(test="wilcoxon")')
     out = np.full(len(lengths), np.nan)
     start = 0

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
 from ireval_df._progress import Progress
@@ -27,6 +26,7 @@ from ireval_df._progress import Progress
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    import numpy as np
     from numpy.typing import NDArray
 
 __all__ = [
@@ -74,6 +74,8 @@ def blocks(
     >>> [(g.tolist(), x.tolist()) for g, x in blocks(f, "g", "q", "v")]
     [([0, 1], [[1.0, 3.0], [2.0, 4.0]]), ([2], [[5.0]])]
     """
+    import numpy as np
+
     per_group = (
         frame.group_by(group)
         .agg(pl.col(key).sort().alias("__k"), pl.col(value).sort_by(key).alias("__v"))
@@ -126,6 +128,8 @@ def bootstrap_means(
     >>> bootstrap_means(x, 3, np.random.default_rng(0)).ravel().tolist()
     [1.0, 1.0, 1.0]
     """
+    import numpy as np
+
     n, width = matrix.shape
     out = np.empty((n_resamples, width), dtype=np.float64)
     step = _chunk_rows(n_resamples, n)
@@ -174,6 +178,8 @@ def bootstrap_blocks(
     >>> seen
     [([0, 1], (4, 2))]
     """
+    import numpy as np
+
     work = sum(n_resamples * m.shape[0] * max(m.shape[1], 1) for _, m in parts)
     step = max(1, CHUNK // n_resamples)
     with Progress(n_resamples * len(parts), "bootstrap", work=work) as bar:
@@ -206,6 +212,8 @@ def bootstrap_pvalues(
     >>> bootstrap_pvalues(m, np.array([1.0]), np.array([1.0])).tolist()
     [0.4]
     """
+    import numpy as np
+
     threshold = np.abs(observed) - TOLERANCE * scale
     hits = (np.abs(means - observed) >= threshold).sum(axis=0)
     p = (1.0 + hits) / (means.shape[0] + 1.0)
@@ -214,6 +222,8 @@ def bootstrap_pvalues(
 
 def _patterns(n: int) -> NDArray[np.float64]:
     """All ``2^n`` sign patterns of length ``n`` as rows of +-1."""
+    import numpy as np
+
     bits = (np.arange(1 << n)[:, None] >> np.arange(n)[None, :]) & 1
     return (1.0 - 2.0 * bits).astype(np.float64)
 
@@ -228,6 +238,8 @@ def _exact_counts(
     ``a + b >= t``, i.e. ``b >= t - a``, found by sorting each column's
     ``b`` and ``t - a`` values together.
     """
+    import numpy as np
+
     n, width = matrix.shape
     half = n // 2
     step = max(1, (CHUNK // 8) // ((1 << half) + (1 << (n - half))))
@@ -293,6 +305,8 @@ def randomization_pvalues(
     >>> p.tolist(), exact.tolist()
     ([0.25], [True])
     """
+    import numpy as np
+
     width = len(lengths)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     group = np.repeat(np.arange(width), lengths)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 import polars as pl
 
 from ireval_df._stats import GM_FLOOR
@@ -25,6 +24,8 @@ from ireval_df.metrics import parse_metric
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    import numpy as np
 
     from ireval_df.compare._compare import Missing
 
@@ -118,6 +119,8 @@ def tukey_hsd(
     >>> out.select("run_id", "baseline", "significant").rows()
     [('b', 'a', True), ('c', 'a', False), ('c', 'b', True)]
     """
+    import numpy as np
+
     check_choice("design", design, ("blocked", "independent"))
     if (
         isinstance(alpha, bool)
@@ -208,6 +211,8 @@ def _matrix(
     part: pl.DataFrame, runs: list[str], policy: Missing, family: dict[str, Any]
 ) -> tuple[np.ndarray[Any, np.dtype[np.float64]], int]:
     """Return the queries x runs values of one family, after the missing policy."""
+    import numpy as np
+
     wide = part.pivot(on="run_id", index="query_id", values="value").sort("query_id")
     for run in runs:
         if run not in wide.columns:
@@ -240,6 +245,8 @@ def _family(
     logged: bool,
     slices: list[str],
 ) -> list[dict[str, Any]]:
+    import numpy as np
+
     n, k = matrix.shape
     means = matrix.mean(axis=0) if n else np.full(k, np.nan)
     if design == "blocked":

@@ -15,7 +15,6 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
 from ireval_df._engine import (
@@ -28,6 +27,8 @@ from ireval_df._engine import (
 from ireval_df.metrics._shared import full_sort
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ireval_df.metrics import Metric
     from ireval_df.trec_eval._measures import Output
     from ireval_df.trec_eval._options import Options
@@ -57,6 +58,13 @@ class Fatal:
     message: str
 
 
+def _no_missing() -> np.ndarray:
+    """Return an empty mask: no topic is missing."""
+    import numpy as np
+
+    return np.zeros(0, dtype=bool)
+
+
 @dataclass
 class Scores:
     """Per-topic values (rows: topics in byte order; columns: ``outputs``)."""
@@ -64,7 +72,7 @@ class Scores:
     topics: list[str]
     values: np.ndarray
     relstrings: dict[str, list[str]] = field(default_factory=dict)
-    missing: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    missing: np.ndarray = field(default_factory=_no_missing)
     fatal: Fatal | None = None
 
 
@@ -315,6 +323,8 @@ def evaluate_topics(
     (see :func:`_plans`), the top of each ranking for ``relstring`` and, with
     ``-M``, the documents kept (for the duplicate check).
     """
+    import numpy as np
+
     topics = qrels.get_column("query_id").unique().sort().to_list()
     if opts.debug_query is not None:
         topics = [t for t in topics if t == opts.debug_query]
@@ -440,6 +450,8 @@ def zscores(scores: Scores, outputs: list[Output], table: pl.DataFrame) -> None:
     other than the mean, gives -1000000 (``relstring`` and ``runid`` have no
     value to convert).
     """
+    import numpy as np
+
     if not scores.topics:
         return
     entries = table.unique(["query_id", "measure"], keep="first", maintain_order=True)
@@ -480,6 +492,8 @@ def summarize(
     by the number of topics (with ``-c`` under ``--compat 9``, by the number
     of qrels topics); ``gm_*`` values are already logs here.
     """
+    import numpy as np
+
     n_eval = len(scores.topics)
     if n_eval:
         sums = np.cumsum(scores.values, axis=0)[-1]
