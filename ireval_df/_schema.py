@@ -139,6 +139,7 @@ def as_run(
     *,
     columns: Mapping[str, str] | None = None,
     run_id: str | None = None,
+    rank: bool = True,
 ) -> pl.LazyFrame:
     """Return a run as a checked LazyFrame with the canonical columns.
 
@@ -160,13 +161,19 @@ def as_run(
     run_id : str, optional
         The run's name when the input has no ``run_id`` column (default
         ``"run"``). When it has one holding a single name, this replaces it.
+    rank : bool, default True
+        Read the rank column of files; False skips it, which saves
+        converting and checking it; the rank is only used by
+        ``rank_from="column"``. With False a rank column of any input (file
+        or frame) is left out of the result, unchecked.
 
     Returns
     -------
     polars.LazyFrame
         ``run_id``, ``query_id``, ``doc_id`` (String), ``score`` (Float64),
-        and ``rank`` (UInt32) when the input has a rank column. Integer ids
-        become strings (``7`` -> ``"7"``). Inputs are never modified.
+        and ``rank`` (UInt32) when the input has a rank column and ``rank``
+        is True. Integer ids become strings (``7`` -> ``"7"``). Inputs are
+        never modified.
 
     Raises
     ------
@@ -193,6 +200,11 @@ def as_run(
     [('bm25', '1', 'a', 2.0), ('bm25', '1', 'b', 1.0)]
     >>> as_run([{"q1": {"a": 1.0}}, {"q1": {"b": 2.0}}]).collect()["run_id"].to_list()
     ['run1', 'run2']
+    >>> ranked = run.with_columns(rank=pl.Series([1, 2]))
+    >>> as_run(ranked).collect_schema().names()
+    ['run_id', 'query_id', 'doc_id', 'score', 'rank']
+    >>> as_run(ranked, rank=False).collect_schema().names()
+    ['run_id', 'query_id', 'doc_id', 'score']
     """
     if isinstance(obj, list | tuple):
         if run_id is not None:
@@ -202,8 +214,9 @@ def as_run(
                 "with read_run(source, run_id=...) and pass the frames."
             )
             raise SchemaError(msg)
-        return _stack_runs(obj, columns).frame
-    return _one_run(obj, columns, run_id, DEFAULT_RUN_ID, _label(obj, "run")).frame
+        return _stack_runs(obj, columns, rank=rank).frame
+    label = _label(obj, "run")
+    return _one_run(obj, columns, run_id, DEFAULT_RUN_ID, label, rank=rank).frame
 
 
 def as_qrels(
@@ -389,7 +402,11 @@ def _label(obj: Any, kind: str) -> str:
 
 
 def _stack_runs(
-    items: Sequence[Any], columns: Mapping[str, str] | None, *, lenient: bool = False
+    items: Sequence[Any],
+    columns: Mapping[str, str] | None,
+    *,
+    lenient: bool = False,
+    rank: bool = True,
 ) -> _Prepared:
     """Check every run of a list and stack them, refusing shared run ids."""
     if not items:
@@ -409,7 +426,14 @@ def _stack_runs(
         label = _label(item, "run") if _is_path(item) else f"run #{i}"
         parts.append(
             _one_run(
-                item, columns, None, default, label, want_ids=True, lenient=lenient
+                item,
+                columns,
+                None,
+                default,
+                label,
+                want_ids=True,
+                lenient=lenient,
+                rank=rank,
             )
         )
     seen: dict[str, int] = {}
@@ -441,8 +465,11 @@ def _one_run(
     *,
     want_ids: bool = False,
     lenient: bool = False,
+    rank: bool = True,
 ) -> _Prepared:
-    run = _RunOptions(run_id=run_id, default=default_run_id, want_ids=want_ids)
+    run = _RunOptions(
+        run_id=run_id, default=default_run_id, want_ids=want_ids, rank=rank
+    )
     return _prepare(obj, _RUN, columns, label, run, lenient=lenient)
 
 
@@ -451,6 +478,7 @@ class _RunOptions:
     run_id: str | None
     default: str
     want_ids: bool
+    rank: bool = True  # False: leave out any rank column
 
 
 def _prepare(
@@ -477,6 +505,7 @@ def _prepare(
             spec.kind,
             lambda names: _recognise(names, spec, columns),
             lenient=lenient,
+            rank=run is None or run.rank,
         )
         if loaded.fmt == "trec":
             columns = None  # fixed, already canonical columns
@@ -754,6 +783,8 @@ def _check(
         msg = f"could not read {label}: {_first_line(exc)}"
         raise error(msg) from exc
     mapping = _resolve(names, spec, columns, label)
+    if run is not None and not run.rank:  # not wanted: neither kept nor checked
+        mapping = {src: dst for src, dst in mapping.items() if dst != "rank"}
     source = {dst: src for src, dst in mapping.items()}
     keep_all = spec.kind == "queries"  # attributes are kept as they are
     kept = [

@@ -57,6 +57,7 @@ def load(
     recognise: Callable[[Sequence[str]], Collection[str] | None],
     *,
     lenient: bool = False,
+    rank: bool = True,
 ) -> Loaded:
     """Read ``path`` as the format its extension names.
 
@@ -73,6 +74,9 @@ def load(
         header-less. Runs and qrels in CSV/TSV are read all as strings.
     lenient : bool, default False
         Keep fractional grades in TREC qrels (for :func:`ireval_df.validate`).
+    rank : bool, default True
+        Read the ``rank`` column of TREC runs; False leaves it out (used only
+        when ``kind`` is ``"run"``; other formats are read whole).
 
     Returns
     -------
@@ -82,8 +86,9 @@ def load(
     if fmt == "trec":
         if kind == "qrels":
             return Loaded(trec.read_trec_qrels(path, lenient=lenient), fmt)
-        reader = {"run": trec.read_trec_run, "queries": trec.read_trec_queries}[kind]
-        return Loaded(reader(path), fmt)
+        if kind == "run":
+            return Loaded(trec.read_trec_run(path, rank=rank), fmt)
+        return Loaded(trec.read_trec_queries(path), fmt)
     if fmt == "parquet":
         return Loaded(tabular.scan_parquet(path), fmt)
     if fmt == "json":
@@ -95,7 +100,9 @@ def load(
     names = tabular.csv_columns(path, separator=separator)
     strings = recognise(names)
     if strings is None:
-        headerless = _headerless(path, kind, names, separator, lenient=lenient)
+        headerless = _headerless(
+            path, kind, names, separator, lenient=lenient, rank=rank
+        )
         if headerless is not None:
             return Loaded(headerless, fmt)
     if kind != "queries":
@@ -112,12 +119,13 @@ def _headerless(
     separator: str,
     *,
     lenient: bool = False,
+    rank: bool = True,
 ) -> pl.DataFrame | None:
     """Read a CSV/TSV file whose first line is data, not a header, or None."""
     n = len(header)
     if kind == "run" and n >= len(_RUN_FIELDS) and _NUMBER.match(header[4]):
         if separator == "\t":  # a TREC run with a .tsv name
-            frame = trec.read_trec_run(path)
+            frame = trec.read_trec_run(path, rank=rank)
         else:
             names = _RUN_FIELDS + tuple(f"extra_{i}" for i in range(n - 6))
             frame = tabular.read_csv(path, separator=separator, new_columns=names)

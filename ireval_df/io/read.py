@@ -21,6 +21,7 @@ def read_run(
     *,
     columns: Mapping[str, str] | None = None,
     run_id: str | None = None,
+    rank: bool = True,
 ) -> pl.DataFrame:
     r"""Read one run, or several stacked, into a canonical DataFrame.
 
@@ -38,12 +39,16 @@ def read_run(
     run_id : str, optional
         Name of a run whose source has no ``run_id`` column or TREC tag
         (default ``"run"``); replaces a single tag when given.
+    rank : bool, default True
+        Keep the source's rank column; False leaves it out, unchecked. Only
+        ``rank_from="column"`` uses ranks.
 
     Returns
     -------
     polars.DataFrame
         ``run_id``, ``query_id``, ``doc_id``, ``score``, and ``rank`` when
-        the source has ranks (TREC files always do). Rows keep file order.
+        the source has ranks (TREC files always do) and ``rank`` is True.
+        Rows keep file order.
 
     Raises
     ------
@@ -67,10 +72,12 @@ def read_run(
     >>> read_run(path).rows()
     [('bm25', '301', 'FR940104-0-00001', 12.5, 1),
      ('bm25', '301', 'FR940104-0-00002', 11.0, 2)]
+    >>> read_run(path, rank=False).columns
+    ['run_id', 'query_id', 'doc_id', 'score']
     >>> read_run({"q1": {"d1": 2.0}}, run_id="mine").rows()
     [('mine', 'q1', 'd1', 2.0)]
     """
-    return as_run(source, columns=columns, run_id=run_id).collect()
+    return as_run(source, columns=columns, run_id=run_id, rank=rank).collect()
 
 
 def scan_run(
@@ -78,6 +85,7 @@ def scan_run(
     *,
     columns: Mapping[str, str] | None = None,
     run_id: str | None = None,
+    rank: bool = True,
 ) -> pl.LazyFrame:
     """Read a run like :func:`read_run`, returning a LazyFrame.
 
@@ -90,7 +98,7 @@ def scan_run(
     >>> lf.collect().rows()
     [('run', 'q1', 'd1', 1.0)]
     """
-    return as_run(source, columns=columns, run_id=run_id)
+    return as_run(source, columns=columns, run_id=run_id, rank=rank)
 
 
 def read_qrels(

@@ -56,6 +56,9 @@ _SKIP = f"^{_WS}*(?:#|$)"  # blank, whitespace-only and comment lines
 # line endings, which would otherwise glue every line into one.
 _LONE_CR = "\r[^ \t\r\x0b\x0c]"
 _INT32 = (-(2**31), 2**31 - 1)
+# the fast reader's flags: every field of the line is empty (a blank line),
+# some field is empty or missing
+_BLANK, _GAP = "__ireval_blank", "__ireval_gap"
 
 
 @dataclass(frozen=True)
@@ -95,21 +98,24 @@ _QRELS = _Layout(
 )
 
 
-def read_trec_run(path: PathLike) -> pl.DataFrame:
+def read_trec_run(path: PathLike, *, rank: bool = True) -> pl.DataFrame:
     r"""Read a TREC run file (``qid Q0 docno rank score tag`` per line).
 
     Parameters
     ----------
     path : str or pathlib.Path
         The file; gzip-compressed files are recognised by content.
+    rank : bool, default True
+        Return the ``rank`` column; False leaves it out (trec_eval ignores
+        it too). The field must be there either way.
 
     Returns
     -------
     polars.DataFrame
-        ``query_id``, ``doc_id`` (String), ``rank`` (UInt32), ``score``
-        (Float64), ``run_id`` (String, the tag of each line), in file order.
-        A ``rank`` that is not a non-negative integer becomes null (trec_eval
-        ignores the column).
+        ``query_id``, ``doc_id`` (String), ``rank`` (UInt32, unless
+        ``rank=False``), ``score`` (Float64), ``run_id`` (String, the tag of
+        each line), in file order. A ``rank`` that is not a non-negative
+        integer becomes null (trec_eval ignores the column).
 
     Raises
     ------
@@ -130,8 +136,10 @@ def read_trec_run(path: PathLike) -> pl.DataFrame:
     >>> _ = path.write_text("301 Q0 FR940104-0-00001 1 12.5 bm25\n")
     >>> read_trec_run(path).rows()
     [('301', 'FR940104-0-00001', 1, 12.5, 'bm25')]
+    >>> read_trec_run(path, rank=False).rows()
+    [('301', 'FR940104-0-00001', 12.5, 'bm25')]
     """
-    return _read(path, _RUN)
+    return _read(path, _RUN, rank=rank)
 
 
 def read_trec_qrels(path: PathLike, *, lenient: bool = False) -> pl.DataFrame:
@@ -265,7 +273,9 @@ def trec_run_id_of_last_line(path: PathLike) -> str:
 # reading
 
 
-def _read(path: PathLike, layout: _Layout, *, lenient: bool = False) -> pl.DataFrame:
+def _read(
+    path: PathLike, layout: _Layout, *, lenient: bool = False, rank: bool = True
+) -> pl.DataFrame:
     """Read with the fast reader when it can vouch for the file, else carefully."""
     name = display(path)
     data: bytes | None = None
@@ -283,11 +293,11 @@ def _read(path: PathLike, layout: _Layout, *, lenient: bool = False) -> pl.DataF
         data = read_bytes(path)
         flags = _Bytes.of(data)
         source = data
-    frame = _fast(source, flags, layout)
+    frame = _fast(source, flags, layout, rank=rank)
     if frame is None:
         raw = read_bytes(path) if data is None else data
-        return _careful(raw, name, layout, lenient=lenient)
-    return _finish(frame, layout, lenient=lenient)
+        return _careful(raw, name, layout, lenient=lenient, rank=rank)
+    return _finish(frame, layout, lenient=lenient, rank=rank)
 
 
 @dataclass(frozen=True)
@@ -319,23 +329,38 @@ class _Bytes:
         )
 
 
-def _fast(source: str | bytes, flags: _Bytes, layout: _Layout) -> pl.DataFrame | None:
+def _fast(
+    source: str | bytes, flags: _Bytes, layout: _Layout, *, rank: bool = True
+) -> pl.DataFrame | None:
     """Parse a file split by single spaces or single tabs, or return None.
 
     Splitting on one separator equals splitting on whitespace runs exactly
     when no field comes out empty and no other whitespace occurs, which the
-    null count and the byte flags establish. Anything else (mixed tabs and
-    spaces, runs of blanks, indented comments, parse failures, invalid
-    UTF-8) returns None and the careful reader takes over.
+    byte flags and a check for empty fields establish. Anything else (mixed
+    tabs and spaces, runs of blanks, indented comments, short lines, parse
+    failures, invalid UTF-8) returns None and the careful reader takes over.
+
+    The fields the caller does not want (``iter``; ``rank`` when ``rank`` is
+    False) are parsed and tested for emptiness, never kept. Skipping them
+    outright would be unsafe: an empty one shifts every later field
+    (``q Q0 d  1.5 tag`` has five fields for trec_eval, not a null rank), and
+    only that test sees it. A byte search for doubled separators could stand
+    in for it, but a two-byte ``find`` over a file full of separators runs
+    at about 1 GB/s on one thread, slower than polars parsing both fields.
+    Qrels need every field parsed anyway: polars refuses a fifth field only
+    when every column is read.
     """
     if flags.other or (flags.tab and flags.space):
         return None
     separator = "\t" if flags.tab else " "
+    kept = _kept(layout, rank=rank)
     # ranks and grades parse as integers here (a rank like "1.0" sends the
-    # file to the careful reader, which reads it as trec_eval would)
+    # file to the careful reader, which reads it as trec_eval would), kept or
+    # not: an integer parses faster than a string is stored
     numeric = {"score": pl.Float64, "rank": pl.Int64, "relevance": pl.Int64}
     schema = {field: numeric.get(field, pl.String) for field in layout.fields}
     options = {} if layout.exact else {"extra_columns": "ignore"}
+    empty = [pl.col(field).is_null() for field in layout.fields]  # or missing
     try:
         frame = (
             pl.scan_csv(
@@ -350,16 +375,23 @@ def _fast(source: str | bytes, flags: _Bytes, layout: _Layout) -> pl.DataFrame |
                 glob=False,
                 **options,  # type: ignore[arg-type]  # Literal value in a dict
             )
-        ).collect()
+            .select(
+                *kept,
+                pl.all_horizontal(empty).alias(_BLANK),
+                pl.any_horizontal(empty).alias(_GAP),
+            )
+            .collect()
+        )
     except (pl.exceptions.PolarsError, OSError):
         return None
-    if _has_nulls(frame):  # empty fields: blank lines, or runs of separators
-        frame = frame.filter(~pl.all_horizontal(pl.all().is_null()))
-        if _has_nulls(frame):
-            return None
-    if frame.height == 0:
+    if frame[_BLANK].any():  # blank lines
+        frame = frame.filter(~pl.col(_BLANK))
+    # empty fields (runs of separators, a leading or, before the last field
+    # a line needs, trailing one) or missing ones (short lines)
+    if frame.height == 0 or frame[_GAP].any():
         return None
-    strings = [f for f, dtype in schema.items() if dtype == pl.String]
+    frame = frame.drop(_BLANK, _GAP)
+    strings = [f for f in kept if schema[f] == pl.String]
     if (
         flags.cr
         and frame.select(
@@ -374,8 +406,10 @@ def _fast(source: str | bytes, flags: _Bytes, layout: _Layout) -> pl.DataFrame |
     return frame
 
 
-def _has_nulls(frame: pl.DataFrame) -> bool:
-    return bool(frame.null_count().sum_horizontal().item())
+def _kept(layout: _Layout, *, rank: bool) -> list[str]:
+    """Return the fields of ``layout`` that the frame keeps."""
+    dropped = {"iter"} if rank else {"iter", "rank"}
+    return [field for field in layout.fields if field not in dropped]
 
 
 def _in_int32(values: pl.Series) -> bool:
@@ -410,7 +444,7 @@ def _lines(data: bytes, name: str) -> pl.DataFrame:
 
 
 def _careful(
-    data: bytes, name: str, layout: _Layout, *, lenient: bool = False
+    data: bytes, name: str, layout: _Layout, *, lenient: bool = False, rank: bool = True
 ) -> pl.DataFrame:
     """Split every line on whitespace and report the first bad one exactly."""
     lines = _lines(data, name)
@@ -455,7 +489,7 @@ def _careful(
         error = line_error(name, row["line"], row["text"], problem)
         raise _more(error, bad.height - 1, "such")
     parsed = parsed.with_columns(pl.col("__ireval_value").alias(field))
-    return _finish(parsed, layout, lenient=lenient)
+    return _finish(parsed, layout, lenient=lenient, rank=rank)
 
 
 def _refuse_lone_cr(lines: pl.DataFrame, name: str) -> None:
@@ -477,14 +511,15 @@ def _refuse_lone_cr(lines: pl.DataFrame, name: str) -> None:
 
 
 def _finish(
-    frame: pl.DataFrame, layout: _Layout, *, lenient: bool = False
+    frame: pl.DataFrame, layout: _Layout, *, lenient: bool = False, rank: bool = True
 ) -> pl.DataFrame:
     """Select and type the canonical columns of a parsed file."""
     if layout is _RUN:
+        ranks = [pl.col("rank").cast(pl.UInt32, strict=False)] if rank else []
         return frame.select(
             "query_id",
             "doc_id",
-            pl.col("rank").cast(pl.UInt32, strict=False),
+            *ranks,
             pl.col("score").cast(pl.Float64),
             "run_id",
         )
