@@ -342,9 +342,10 @@ def markdown(results: dict[str, Any]) -> str:
             f"Medians of {len(next(iter(timing.values())))} interleaved rounds. "
             "Whole process: interpreter start to the five means "
             "(" + ", ".join(MEASURES) + ") from TREC text (rows marked Parquet: from "
-            "the Parquet files, which `evaluate()` reads itself, so load is 0); load: "
-            "reading the files into the tool's structures; evaluate: from loaded data "
-            "to the means."
+            "the Parquet files); load: reading the files into the tool's "
+            "structures; evaluate: from loaded data to the means. ireval_df is "
+            "given the paths: `evaluate()` reads the files itself, so its load is 0 "
+            "and its evaluate includes the reading."
         )
         lines.append("")
         if "inproc" in block:

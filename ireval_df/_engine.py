@@ -6,17 +6,19 @@ metrics and runs:
 1. qrels: label each judged row, compute per-query statistics (``qrels``
    stage) and the ideal-ranking tables (``ideal`` stage);
 2. run: count every ranking's documents (:func:`ranking_sizes`, cut at
-   ``depth``) and rank by score descending then doc_id descending (explicit
-   orders, never row order). Only when a requested metric is registered
-   ``full_sort`` does every row get a rank (a sort of each ranking);
-   otherwise only the documents in the qrels keep a row, with their true
-   rank, found by sorting the scores down to each ranking's last judged
-   document and the doc_ids of the few rows tied with a judged one. Then
-   labels (NONPOOL -1, pooled-unjudged -2), the ``depth`` cut, and
-   optionally the unjudged documents dropped and the rest renumbered
-   (``judged_only``);
+   ``depth``), give each ranking a unique 64-bit id (a hash of run_id and
+   query_id, checked for collisions: integer keys group and join far faster
+   than two strings) and rank by score descending then doc_id descending
+   (explicit orders, never row order). Only when a requested metric is
+   registered ``full_sort`` does every row get a rank (a sort of each
+   ranking); otherwise only the documents in the qrels keep a row (found by
+   a hash filter, then an exact join), with their true rank, found by
+   ranking the scores down to each ranking's last judged document and
+   sorting the doc_ids of the few rows tied with a judged one. Then labels
+   (NONPOOL -1, pooled-unjudged -2), the ``depth`` cut, and optionally the
+   unjudged documents dropped and the rest renumbered (``judged_only``);
 3. row-stage columns, one ``with_columns`` per dependency layer;
-4. one ``group_by(run_id, query_id).agg`` for all metrics, joined onto the
+4. one ``group_by`` (ranking id) ``.agg`` for all metrics, joined onto the
    rankings' sizes (a ranking without a row is an empty aggregate);
 5. a grid of runs x qrels topics fills queries a run did not answer with the
    aggregates of an empty ranking;
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING, Literal
 import polars as pl
 
 from ireval_df.metrics import _shared as shared
-from ireval_df.metrics._plan import DEFS, KEYS, N_RET, Def
+from ireval_df.metrics._plan import DEFS, KEYS, N_RET, RANKING, Def
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -50,6 +52,36 @@ MISSING = "__ireval_missing"
 PRESENT = "__ireval_present"
 _LAST = "__ireval_last"
 _RANK = "__ireval_rank"
+#: Seeds tried for the ranking hash before giving up (each collides with
+#: probability ~ n^2 / 2^65 for n rankings).
+_SEEDS = 16
+
+
+def _doc_hash() -> pl.Expr:
+    """Hash (query_id, doc_id) to 64 bits, for a cheap first filter."""
+    return pl.col("query_id").hash(11) ^ pl.col("doc_id").hash(12)
+
+
+def _ranking_hash(seed: int) -> pl.Expr:
+    """Hash (run_id, query_id) to 64 bits: a one-column key for each ranking."""
+    return pl.col("run_id").hash(2 * seed + 13) ^ pl.col("query_id").hash(2 * seed + 14)
+
+
+def with_ranking_ids(sizes: pl.DataFrame) -> tuple[pl.DataFrame, pl.Expr]:
+    """Give every ranking of ``sizes`` a unique 64-bit id (column ``RANKING``).
+
+    Grouping, joining and partitioning by one integer costs a fraction of
+    doing it by two strings. The id is a hash, checked on ``sizes`` (one row
+    per distinct ranking) to be unique; on a collision the next seed is
+    tried, so results never depend on luck. Returns ``sizes`` with the id
+    and the expression that computes it for run rows.
+    """
+    for seed in range(_SEEDS):
+        ranking = _ranking_hash(seed)
+        if sizes.select(ranking.n_unique()).item() == sizes.height:
+            return sizes.with_columns(ranking.alias(RANKING)), ranking
+    msg = f"no collision-free ranking hash in {_SEEDS} seeds"  # pragma: no cover
+    raise RuntimeError(msg)  # pragma: no cover
 
 
 @dataclass(frozen=True)
@@ -88,7 +120,9 @@ def ranked_rows(
     """
     topics = labelled_qrels.select("query_id").unique()
     rows = run.join(topics, on="query_id", how="semi")
-    return _rank(rows, labelled_qrels, options, judged_only=judged_only, every=True)
+    return _rank(
+        rows, labelled_qrels, options, judged_only=judged_only, every=True, by=KEYS
+    )
 
 
 def ranking_sizes(run: pl.LazyFrame, options: EngineOptions) -> pl.LazyFrame:
@@ -110,48 +144,66 @@ def _rank(
     *,
     judged_only: bool,
     every: bool,
+    by: tuple[str, ...] = (RANKING,),
 ) -> pl.LazyFrame:
-    """Ranked, labelled rows.
+    """Ranked, labelled rows, with the ``by`` columns naming each ranking.
 
     ``every=True`` ranks every row: one sort of each ranking by the rank key
-    and ``doc_id``. Otherwise only the documents in the qrels keep a row,
-    with their true rank: 1 + the number of documents with a better key (a
-    sort of the keys alone, over the rows down to the ranking's last judged
-    key; the rows below it are only counted, in :func:`ranking_sizes`) + the
-    number with the same key and a ``doc_id`` that sorts first (a sort of
-    the ``doc_id`` of the few rows that share a judged document's key).
+    and ``doc_id``. Otherwise (``by`` must then be ``RANKING``) only the
+    documents in the qrels keep a row, with their true rank: 1 + the number
+    of documents with a better key (a sort of the keys alone, over the rows
+    down to the ranking's last judged key; the rows below it are only
+    counted, in :func:`ranking_sizes`) + the number with the same key and a
+    ``doc_id`` that sorts first (a sort of the few rows that share a judged
+    document's key).
     """
     name = "score" if options.rank_from == "score" else "rank"
     key, descending = pl.col(name), options.rank_from == "score"
     labels = labelled_qrels.select("query_id", "doc_id", "label")
     doc = ["query_id", "doc_id"]
+    part = list(by)
     if every:
         order = pl.int_range(1, pl.len() + 1).over(
-            list(KEYS), order_by=[key, pl.col("doc_id")], descending=descending
+            part, order_by=[key, pl.col("doc_id")], descending=descending
         )
         rows = run.join(labels, on=doc, how="left").with_columns(order.alias(_RANK))
     else:
-        # the keys of the judged documents; the last of them in each ranking
-        judged = (
-            run.join(labels, on=doc, how="inner").select(*KEYS, name).unique().cache()
+        # the judged rows, found by hash first (a cheap filter over every
+        # row; a collision only lets an extra row through to the exact join)
+        known = labels.select(_doc_hash().alias("h")).collect()["h"].implode()
+        judged_rows = (
+            run.filter(_doc_hash().is_in(known))
+            .join(labels, on=doc, how="inner")
+            .cache()
         )
-        last = judged.group_by(list(KEYS)).agg(
+        # the keys of the judged documents; the last of them in each ranking
+        judged = judged_rows.select(RANKING, name).unique().cache()
+        last = judged.group_by(RANKING).agg(
             (key.min() if descending else key.max()).alias(_LAST)
         )
         reach = key >= pl.col(_LAST) if descending else key <= pl.col(_LAST)
-        better = key.rank("min", descending=descending).over(list(KEYS))
-        first_doc = pl.col("doc_id").rank("ordinal", descending=descending)
+        better = key.rank("min", descending=descending).over(RANKING)
+        # the rows tied on a judged key, sorted by doc_id within it: each
+        # row's offset from the first of its key is its doc_id tie-break
+        tied = [RANKING, name, "doc_id"]
+        index = pl.int_range(pl.len(), dtype=pl.Int64)
+        first = (pl.col(RANKING) != pl.col(RANKING).shift()) | (key != key.shift())
+        offset = index - pl.when(first.fill_null(value=True)).then(index).forward_fill()
         rows = (
-            run.join(last, on=list(KEYS), how="inner")
+            run.join(last, on=RANKING, how="inner")
             .filter(reach)
+            .select(*dict.fromkeys([RANKING, "doc_id", "score", name]))
             .with_columns(better.cast(pl.Int64).alias(_RANK))
-            .join(judged, on=[*KEYS, name], how="semi")
-            .with_columns(
-                pl.col(_RANK) + first_doc.over([*KEYS, name]).cast(pl.Int64) - 1
+            .join(judged, on=[RANKING, name], how="semi")
+            .sort(tied, descending=[False, descending, descending])
+            .with_columns(pl.col(_RANK) + offset)
+            .join(
+                judged_rows.select(RANKING, "run_id", "query_id", "doc_id", "label"),
+                on=[RANKING, "doc_id"],
             )
-            .join(labels, on=doc, how="inner")
         )
     rows = rows.select(
+        *(c for c in by if c not in KEYS),
         "run_id",
         "query_id",
         "doc_id",
@@ -163,7 +215,7 @@ def _rank(
         rows = rows.filter(pl.col("rank") <= options.depth)
     if judged_only:
         rows = rows.filter(pl.col("label") >= 0).with_columns(
-            pl.col("rank").rank("ordinal").over(list(KEYS)).cast(pl.Int64)
+            pl.col("rank").rank("ordinal").over(part).cast(pl.Int64)
         )
     return rows
 
@@ -245,8 +297,10 @@ def per_query_wide(
     part of them (default: the runs in ``run``).
     """
     labelled = label_qrels(qrels)
-    if sizes is None:
-        sizes = ranking_sizes(run, options)
+    known = ranking_sizes(run, options) if sizes is None else sizes
+    known_sizes, ranking = with_ranking_ids(known.collect())
+    run = run.with_columns(ranking.alias(RANKING))
+    sizes = known_sizes.lazy()
     if run_ids is None:
         run_ids = sizes.select("run_id").unique()
     variants: dict[bool, list[Metric]] = {}
@@ -322,10 +376,10 @@ def _variant(
     # ranking without rows (no judged document, or judged_only emptied it)
     # is an empty aggregate; judged_only rankings count their kept rows
     agg_defs, *agg_rest = _layers(stage.get("agg", [])) or [[]]
-    agg = rows.group_by(list(KEYS)).agg(
+    agg = rows.group_by(RANKING).agg(
         [pl.len().alias(PRESENT)] + [d.expr.alias(d.name) for d in agg_defs]
     )
-    agg = sizes.join(agg, on=list(KEYS), how="left")
+    agg = sizes.join(agg, on=RANKING, how="left").drop(RANKING)
     if judged_only:
         agg = agg.with_columns(pl.col(PRESENT).fill_null(0).cast(pl.Int64).alias(N_RET))
 

@@ -140,6 +140,7 @@ def as_run(
     columns: Mapping[str, str] | None = None,
     run_id: str | None = None,
     rank: bool = True,
+    in_memory: bool = False,
 ) -> pl.LazyFrame:
     """Return a run as a checked LazyFrame with the canonical columns.
 
@@ -166,6 +167,11 @@ def as_run(
         converting and checking it; the rank is only used by
         ``rank_from="column"``. With False a rank column of any input (file
         or frame) is left out of the result, unchecked.
+    in_memory : bool, default False
+        Read a lazy input (a ``LazyFrame``, a Parquet file) into memory once
+        and check it there, instead of keeping it lazy: one read instead of
+        one per pass, for callers that go over the run several times (as
+        :func:`ireval_df.evaluate` does). The run must fit in memory.
 
     Returns
     -------
@@ -191,7 +197,7 @@ def as_run(
     Checks that need the data (nulls, NaN) run as one aggregate. Files in
     text formats and in-memory frames are read once and returned as
     ``.lazy()`` of the result; a ``LazyFrame`` or a Parquet file stays lazy
-    (the checks then read the needed columns once more).
+    (the checks then read the needed columns once more) unless ``in_memory``.
 
     Examples
     --------
@@ -214,9 +220,11 @@ def as_run(
                 "with read_run(source, run_id=...) and pass the frames."
             )
             raise SchemaError(msg)
-        return _stack_runs(obj, columns, rank=rank).frame
+        return _stack_runs(obj, columns, rank=rank, in_memory=in_memory).frame
     label = _label(obj, "run")
-    return _one_run(obj, columns, run_id, DEFAULT_RUN_ID, label, rank=rank).frame
+    return _one_run(
+        obj, columns, run_id, DEFAULT_RUN_ID, label, rank=rank, in_memory=in_memory
+    ).frame
 
 
 def as_qrels(
@@ -407,6 +415,7 @@ def _stack_runs(
     *,
     lenient: bool = False,
     rank: bool = True,
+    in_memory: bool = False,
 ) -> _Prepared:
     """Check every run of a list and stack them, refusing shared run ids."""
     if not items:
@@ -434,6 +443,7 @@ def _stack_runs(
                 want_ids=True,
                 lenient=lenient,
                 rank=rank,
+                in_memory=in_memory,
             )
         )
     seen: dict[str, int] = {}
@@ -466,9 +476,14 @@ def _one_run(
     want_ids: bool = False,
     lenient: bool = False,
     rank: bool = True,
+    in_memory: bool = False,
 ) -> _Prepared:
     run = _RunOptions(
-        run_id=run_id, default=default_run_id, want_ids=want_ids, rank=rank
+        run_id=run_id,
+        default=default_run_id,
+        want_ids=want_ids,
+        rank=rank,
+        in_memory=in_memory,
     )
     return _prepare(obj, _RUN, columns, label, run, lenient=lenient)
 
@@ -479,6 +494,7 @@ class _RunOptions:
     default: str
     want_ids: bool
     rank: bool = True  # False: leave out any rank column
+    in_memory: bool = False  # True: collect a lazy input before the checks
 
 
 def _prepare(
@@ -824,7 +840,7 @@ def _check(
         checks = [c for c in checks if c.level == "schema"]
     aggregates = [c.count.alias(f"__ireval_check_{i}") for i, c in enumerate(checks)]
     aggregates += extra
-    eager = isinstance(frame, pl.DataFrame)
+    eager = isinstance(frame, pl.DataFrame) or (run is not None and run.in_memory)
     try:
         if eager:  # in memory already, or a file read once: collect the staging
             staged = staged.collect().lazy()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
@@ -138,8 +139,16 @@ def evaluate(
         msg = f"depth must be a positive whole number, found {depth!r}."
         raise IrevalError(msg)
     specs = parse_metrics(metrics)
-    run_lf = as_run(run, columns=columns)
+    if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
+        msg = f"buckets must be a positive whole number, found {buckets!r}."
+        raise IrevalError(msg)
+    # one bucket: read a lazy input (Parquet) into memory once, not per pass
+    run_lf = as_run(
+        run, columns=columns, rank=(rank_from == "column"), in_memory=buckets == 1
+    )
     qrels_lf = as_qrels(qrels)
+    if buckets == 1:
+        qrels_lf = qrels_lf.collect().lazy()
     if rank_from == "column" and "rank" not in run_lf.collect_schema().names():
         msg = "rank_from='column' needs a 'rank' column in the run; none was found."
         raise IrevalError(msg)
@@ -153,9 +162,6 @@ def evaluate(
                 "score with rank_from='score' (the default)."
             )
             raise DataError(msg)
-    if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
-        msg = f"buckets must be a positive whole number, found {buckets!r}."
-        raise IrevalError(msg)
     options = EngineOptions(
         depth=depth,
         missing="skip" if missing == "skip" else "zero",
@@ -170,20 +176,40 @@ def evaluate(
         run_ids = pairs.select("run_id").unique().lazy()  # a run may miss a bucket
     wides, dropped = [], 0
     for part_run, part_qrels in _buckets(run_lf, qrels_lf, buckets):
-        part_run, extra = _deduplicate(part_run, duplicates)
-        dropped += extra
-        sizes = ranking_sizes(part_run, options).collect()
-        if not stats:
-            stats = _alignment(sizes, qrels_lf, missing)
-        wide_lf = per_query_wide(
-            [*specs, *hidden],
-            part_run,
-            part_qrels,
-            options,
-            sizes=sizes.lazy(),
-            run_ids=run_ids,
-        )
-        wides.append(wide_lf.collect())
+        # the exact repeat check (a single-threaded hash count) runs beside
+        # the engine, on the bet that the run has no repeated document;
+        # when it has one, the part is evaluated again without it
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            repeats = pool.submit(_repeats, part_run)
+            try:
+                wide, stats = _evaluate_part(
+                    part_run,
+                    part_qrels,
+                    [*specs, *hidden],
+                    options,
+                    missing,
+                    stats,
+                    run_ids,
+                )
+            except IrevalError:  # a repeat is reported before any other problem
+                counts = repeats.result()
+                if counts is not None and duplicates == "error":
+                    _deduplicate(part_run, counts, duplicates)
+                raise
+            counts = repeats.result()
+        if counts is not None:
+            part_run, extra = _deduplicate(part_run, counts, duplicates)
+            dropped += extra
+            wide, stats = _evaluate_part(
+                part_run,
+                part_qrels,
+                [*specs, *hidden],
+                options,
+                missing,
+                stats,
+                run_ids,
+            )
+        wides.append(wide)
     if dropped:
         warnings.warn(
             f"dropped {dropped} repeated (query, doc) rows from the run "
@@ -255,8 +281,32 @@ def _buckets(
         yield parts[0].collect().lazy(), parts[1].collect().lazy()
 
 
-def _deduplicate(run: pl.LazyFrame, policy: Duplicates) -> tuple[pl.LazyFrame, int]:
-    """Reject, or keep one of, repeated (run, query, doc) rows; count the extra rows.
+def _evaluate_part(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    metrics: list[Metric],
+    options: EngineOptions,
+    missing: Missing,
+    stats: dict[str, int],
+    run_ids: pl.LazyFrame | None,
+) -> tuple[pl.DataFrame, dict[str, int]]:
+    """Evaluate one part: its wide per-query frame, and the alignment counts.
+
+    ``stats`` are the counts already known (from every bucket at once), or
+    empty: then this part's rankings give them, and the alignment problems
+    are reported before the metrics are computed.
+    """
+    sizes = ranking_sizes(run, options).collect()
+    if not stats:
+        stats = _alignment(sizes, qrels, missing)
+    wide_lf = per_query_wide(
+        metrics, run, qrels, options, sizes=sizes.lazy(), run_ids=run_ids
+    )
+    return wide_lf.collect(), stats
+
+
+def _repeats(run: pl.LazyFrame) -> pl.DataFrame | None:
+    """Repeated (run, query, doc) rows with their counts, or None when there are none.
 
     Equal rows have equal hashes, so as many distinct hashes as rows proves
     that no document repeats; that check costs a fraction of the exact
@@ -272,7 +322,7 @@ def _deduplicate(run: pl.LazyFrame, policy: Duplicates) -> tuple[pl.LazyFrame, i
         run.select(pl.len(), hashed.n_unique()).collect(engine="in-memory").row(0)
     )
     if rows == distinct:
-        return run, 0
+        return None
     counts = (
         run.group_by(key)
         .agg(pl.len().alias("n"))
@@ -280,8 +330,14 @@ def _deduplicate(run: pl.LazyFrame, policy: Duplicates) -> tuple[pl.LazyFrame, i
         .sort(key)
         .collect()
     )
-    if counts.height == 0:
-        return run, 0
+    return counts if counts.height else None
+
+
+def _deduplicate(
+    run: pl.LazyFrame, counts: pl.DataFrame, policy: Duplicates
+) -> tuple[pl.LazyFrame, int]:
+    """Reject, or keep one of, the repeated rows ``counts`` lists; count the extra rows."""
+    key = ["run_id", "query_id", "doc_id"]
     extra = int(counts["n"].sum()) - counts.height
     example = counts.row(0, named=True)
     if policy == "error":

@@ -37,6 +37,7 @@ import polars as pl
 
 __all__ = [
     "KEYS",
+    "RANKING",
     "N_RET",
     "Def",
     "Plan",
@@ -50,6 +51,9 @@ Stage = Literal["qrels_row", "qrels", "ideal", "row", "agg"]
 
 #: The columns that identify one ranking.
 KEYS = ("run_id", "query_id")
+#: A 64-bit id of each ranking (run_id, query_id), unique within one call:
+#: the engine groups and partitions by it, not by the two strings.
+RANKING = "__ireval_ranking"
 
 #: Per-query column the engine provides: the number of documents in the
 #: ranking (after ``depth`` and ``judged_only``).
@@ -101,11 +105,11 @@ def per_ranking(expr: pl.Expr) -> pl.Expr:
 
     Examples
     --------
-    >>> rows = pl.DataFrame({"run_id": ["r"] * 3, "query_id": ["q"] * 3, "rank": [2, 1, 3], "x": [1, 10, 100]})
+    >>> rows = pl.DataFrame({RANKING: [7] * 3, "rank": [2, 1, 3], "x": [1, 10, 100]})
     >>> rows.select(per_ranking(pl.col("x").cum_sum())).to_series().to_list()
     [11, 10, 111]
     """
-    return expr.over(list(KEYS), order_by="rank")
+    return expr.over(RANKING, order_by="rank")
 
 
 def ordered_sum(

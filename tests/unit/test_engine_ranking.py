@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from ireval_df import evaluate
+from ireval_df import _engine, evaluate
 from ireval_df._engine import EngineOptions, per_query_wide
 from ireval_df.errors import IrevalError
 from ireval_df.metrics import REGISTRY, parse_metric
@@ -182,3 +182,25 @@ def test_buckets_keep_a_run_that_misses_a_bucket(missing: str) -> None:
     assert_frame_equal(one, split)
     rows_b = one.filter(pl.col("run_id") == "b").height
     assert rows_b == (2 if missing == "skip" else 2 * qrels["query_id"].n_unique())
+
+
+def test_colliding_ranking_ids_are_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the engine keys rankings by a 64-bit hash of (run_id, query_id); force
+    # every ranking onto one id for the first seeds, as a collision would
+    run, qrels = _frames()
+    specs = [parse_metric(s) for s in [*PARTIAL, FULL]]
+    expected = per_query_wide(specs, run, qrels, EngineOptions()).collect()
+    real = _engine._ranking_hash
+    seeds: list[int] = []
+
+    def colliding(seed: int) -> pl.Expr:
+        seeds.append(seed)
+        return pl.lit(0, pl.UInt64) if seed < 3 else real(seed)
+
+    monkeypatch.setattr(_engine, "_ranking_hash", colliding)
+    sizes = _engine.ranking_sizes(run, EngineOptions()).collect()
+    ids, _ = _engine.with_ranking_ids(sizes)
+    assert ids[_engine.RANKING].n_unique() == sizes.height > 1
+    assert seeds[:4] == [0, 1, 2, 3]
+    got = per_query_wide(specs, run, qrels, EngineOptions()).collect()
+    assert_frame_equal(got, expected)
