@@ -109,8 +109,6 @@ def summarize(
     >>> 0.2 <= row["ci_low"] < 0.4 < row["ci_high"] <= 0.6
     True
     """
-    import numpy as np
-
     check_choice("ci", ci, ("bootstrap", "t"))
     if (
         isinstance(level, bool)
@@ -145,16 +143,23 @@ def summarize(
         .with_row_index("__g")
         .with_columns(pl.col("__g").cast(pl.Int64))
     )
-    n = grouped["n_queries"].to_numpy().astype(np.int64)
-    mean = grouped["__mean"].fill_null(np.nan).to_numpy().astype(np.float64)
     if ci == "t":
-        sd = grouped["__sd"].fill_null(np.nan).to_numpy().astype(np.float64)
-        tq = {k: t_ppf(0.5 + level / 2.0, k - 1) for k in set(n.tolist()) if k > 1}
-        q = np.array([tq.get(k, np.nan) for k in n.tolist()])
-        half = q * sd / np.sqrt(np.maximum(n, 1))
-        low, high = mean - half, mean + half
+        n = grouped["n_queries"].unique().to_list()
+        quantiles = {k: t_ppf(0.5 + level / 2.0, k - 1) for k in n if k > 1}
+        q = pl.col("n_queries").replace_strict(
+            quantiles, default=None, return_dtype=pl.Float64
+        )
+        half = q * pl.col("__sd") / pl.col("n_queries").cast(pl.Float64).sqrt()
+        grouped = grouped.with_columns(
+            (pl.col("__mean") - half).fill_nan(None).alias("__low"),
+            (pl.col("__mean") + half).fill_nan(None).alias("__high"),
+        )
     else:
         low, high = _bootstrap(rows, grouped, keys, level, n_resamples, seed)
+        grouped = grouped.with_columns(
+            pl.Series("__low", low, nan_to_null=True),
+            pl.Series("__high", high, nan_to_null=True),
+        )
     is_sum = pl.col("__kind") == "sum"
     is_gm = pl.col("__kind") == "gmean"
 
@@ -162,30 +167,23 @@ def summarize(
         return pl.when(is_gm).then(expr.exp()).otherwise(expr)
 
     enough = pl.col("n_queries") >= 2
-    out = (
-        grouped.with_columns(
-            pl.Series("__low", np.where(n >= 2, low, np.nan), nan_to_null=True),
-            pl.Series("__high", np.where(n >= 2, high, np.nan), nan_to_null=True),
-        )
-        .select(
-            *keys,
-            pl.when(is_sum)
-            .then(pl.col("__sum"))
-            .otherwise(back(pl.col("__mean")))
-            .alias("value"),
-            "n_queries",
-            pl.when(is_sum | ~enough)
-            .then(None)
-            .otherwise(back(pl.col("__low")))
-            .alias("ci_low"),
-            pl.when(is_sum | ~enough)
-            .then(None)
-            .otherwise(back(pl.col("__high")))
-            .alias("ci_high"),
-            (pl.col("n_queries") < min_queries).alias("small_slice"),
-        )
-        .sort(["run_id", *slices], maintain_order=True)
-    )
+    out = grouped.select(
+        *keys,
+        pl.when(is_sum)
+        .then(pl.col("__sum"))
+        .otherwise(back(pl.col("__mean")))
+        .alias("value"),
+        "n_queries",
+        pl.when(is_sum | ~enough)
+        .then(None)
+        .otherwise(back(pl.col("__low")))
+        .alias("ci_low"),
+        pl.when(is_sum | ~enough)
+        .then(None)
+        .otherwise(back(pl.col("__high")))
+        .alias("ci_high"),
+        (pl.col("n_queries") < min_queries).alias("small_slice"),
+    ).sort(["run_id", *slices], maintain_order=True)
     interval = f"{'percentile bootstrap' if ci == 'bootstrap' else 't'}, {level:.0%}"
     settings: dict[str, Any] = {
         "summary_by": slices,
