@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
@@ -176,39 +175,13 @@ def evaluate(
         run_ids = pairs.select("run_id").unique().lazy()  # a run may miss a bucket
     wides, dropped = [], 0
     for part_run, part_qrels in _buckets(run_lf, qrels_lf, buckets):
-        # the exact repeat check (a single-threaded hash count) runs beside
-        # the engine, on the bet that the run has no repeated document;
-        # when it has one, the part is evaluated again without it
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            repeats = pool.submit(_repeats, part_run)
-            try:
-                wide, stats = _evaluate_part(
-                    part_run,
-                    part_qrels,
-                    [*specs, *hidden],
-                    options,
-                    missing,
-                    stats,
-                    run_ids,
-                )
-            except IrevalError:  # a repeat is reported before any other problem
-                counts = repeats.result()
-                if counts is not None and duplicates == "error":
-                    _deduplicate(part_run, counts, duplicates)
-                raise
-            counts = repeats.result()
+        counts = _repeats(part_run)
         if counts is not None:
             part_run, extra = _deduplicate(part_run, counts, duplicates)
             dropped += extra
-            wide, stats = _evaluate_part(
-                part_run,
-                part_qrels,
-                [*specs, *hidden],
-                options,
-                missing,
-                stats,
-                run_ids,
-            )
+        wide, stats = _evaluate_part(
+            part_run, part_qrels, [*specs, *hidden], options, missing, stats, run_ids
+        )
         wides.append(wide)
     if dropped:
         warnings.warn(
