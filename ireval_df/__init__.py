@@ -15,12 +15,12 @@ Examples
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
 
 from ireval_df import errors
+from ireval_df._lazy import lazy_names
 from ireval_df.evaluate import evaluate
 from ireval_df.io import read_qrels, read_queries, read_run, write_results
 from ireval_df.metrics import Metric, list_metrics, parse_metric
@@ -76,19 +76,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public function's module on first use and keep the function."""
-    module = _LAZY.get(name)
-    if module is None:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
 
 
 class _Package(types.ModuleType):

@@ -12,8 +12,9 @@ load the statistics and numpy with it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ireval_df._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ireval_df.compare._compare import compare
@@ -31,16 +32,4 @@ _MODULES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import a function's module on first use and keep the function."""
-    module = _MODULES.get(name)
-    if module is None:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _MODULES, __all__)
