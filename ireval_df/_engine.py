@@ -151,11 +151,11 @@ def _rank(
     ``every=True`` ranks every row: one sort of each ranking by the rank key
     and ``doc_id``. Otherwise (``by`` must then be ``RANKING``) only the
     documents in the qrels keep a row, with their true rank: 1 + the number
-    of documents with a better key (a sort of the keys alone, over the rows
+    of documents with a better key (a rank of the keys alone, over the rows
     down to the ranking's last judged key; the rows below it are only
     counted, in :func:`ranking_sizes`) + the number with the same key and a
-    ``doc_id`` that sorts first (a sort of the few rows that share a judged
-    document's key).
+    ``doc_id`` that sorts first (one sort of the few rows that share a
+    judged document's key).
     """
     name = "score" if options.rank_from == "score" else "rank"
     key, descending = pl.col(name), options.rank_from == "score"
