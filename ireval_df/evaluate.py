@@ -91,8 +91,10 @@ def evaluate(
         Evaluate the queries in this many groups, one after the other (a
         query's group is a hash of its id), to bound memory on runs larger
         than memory: each group reads the inputs again but holds only its own
-        queries. The results do not depend on it. ``docs/benchmarks.md``
-        shows the memory a 100-million-row run takes with and without.
+        queries. With 1 (the default) a lazy run (a ``LazyFrame``, a Parquet
+        file) is read into memory once, for every pass of the engine. The
+        results do not depend on it. ``docs/benchmarks.md`` shows the memory
+        a 100-million-row run takes with and without.
 
     Returns
     -------
