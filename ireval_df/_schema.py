@@ -228,7 +228,10 @@ def as_run(
 
 
 def as_qrels(
-    obj: QrelsLike, *, columns: Mapping[str, str] | None = None
+    obj: QrelsLike,
+    *,
+    columns: Mapping[str, str] | None = None,
+    in_memory: bool = False,
 ) -> pl.LazyFrame:
     """Return relevance judgements as a checked LazyFrame.
 
@@ -243,6 +246,8 @@ def as_qrels(
         Source column name to canonical name, e.g. ``{"grade": "relevance"}``.
         ``label``, ``rel``, ``grade``, ``judgment`` and (when no other
         relevance column exists) ``score`` are recognised automatically.
+    in_memory : bool, default False
+        Read a lazy input into memory once, as :func:`as_run` does.
 
     Returns
     -------
@@ -273,7 +278,8 @@ def as_qrels(
             f"pl.concat([read_qrels(a), read_qrels(b)])."
         )
         raise SchemaError(msg)
-    return _prepare(obj, _QRELS, columns, _label(obj, "qrels")).frame
+    label = _label(obj, "qrels")
+    return _prepare(obj, _QRELS, columns, label, in_memory=in_memory).frame
 
 
 def as_queries(
@@ -479,13 +485,11 @@ def _one_run(
     in_memory: bool = False,
 ) -> _Prepared:
     run = _RunOptions(
-        run_id=run_id,
-        default=default_run_id,
-        want_ids=want_ids,
-        rank=rank,
-        in_memory=in_memory,
+        run_id=run_id, default=default_run_id, want_ids=want_ids, rank=rank
     )
-    return _prepare(obj, _RUN, columns, label, run, lenient=lenient)
+    return _prepare(
+        obj, _RUN, columns, label, run, lenient=lenient, in_memory=in_memory
+    )
 
 
 @dataclass(frozen=True)
@@ -494,7 +498,6 @@ class _RunOptions:
     default: str
     want_ids: bool
     rank: bool = True  # False: leave out any rank column
-    in_memory: bool = False  # True: collect a lazy input before the checks
 
 
 def _prepare(
@@ -505,15 +508,21 @@ def _prepare(
     run: _RunOptions | None = None,
     *,
     lenient: bool = False,
+    in_memory: bool = False,
 ) -> _Prepared:
-    """Turn any single input into a checked canonical frame."""
+    """Turn any single input into a checked canonical frame.
+
+    ``in_memory``: see :func:`_check`.
+    """
     if columns is not None and not isinstance(columns, Mapping):
         msg = (
             f"columns= must map source names to canonical names, e.g. "
             f"{{'qid': 'query_id'}}, found a {type(columns).__name__}"
         )
         raise SchemaError(msg)
-    if _is_path(obj):
+    from_file = _is_path(obj)
+    frame: pl.DataFrame | pl.LazyFrame
+    if from_file:
         from ireval_df.io._load import load  # io imports this module: import late
 
         loaded = load(
@@ -526,19 +535,27 @@ def _prepare(
         if loaded.fmt == "trec":
             columns = None  # fixed, already canonical columns
         data = loaded.data
-        if isinstance(data, dict):
-            data = _from_dict(data, spec, label)
-        return _check(data, spec, columns, label, run, from_file=True, lenient=lenient)
-    if isinstance(obj, Mapping):
+        frame = _from_dict(data, spec, label) if isinstance(data, dict) else data
+    elif isinstance(obj, Mapping):
         frame = _from_dict(obj, spec, label)
-        return _check(frame, spec, columns, label, run, lenient=lenient)
-    if is_frame_like(obj):
-        return _check(to_polars(obj), spec, columns, label, run, lenient=lenient)
-    expected = "a frame, a file path, a dict-of-dicts" + (
-        " or a list of these" if spec.kind == "run" else ""
+    elif is_frame_like(obj):
+        frame = to_polars(obj)
+    else:
+        expected = "a frame, a file path, a dict-of-dicts" + (
+            " or a list of these" if spec.kind == "run" else ""
+        )
+        msg = f"{label} must be {expected}; found {type(obj).__name__}"
+        raise SchemaError(msg)
+    return _check(
+        frame,
+        spec,
+        columns,
+        label,
+        run,
+        from_file=from_file,
+        lenient=lenient,
+        in_memory=in_memory,
     )
-    msg = f"{label} must be {expected}; found {type(obj).__name__}"
-    raise SchemaError(msg)
 
 
 def _from_dict(obj: Mapping[Any, Any], spec: _Spec, label: str) -> pl.DataFrame:
@@ -786,11 +803,14 @@ def _check(
     *,
     from_file: bool = False,
     lenient: bool = False,
+    in_memory: bool = False,
 ) -> _Prepared:
     """Rename, cast and validate, with one aggregate pass over the data.
 
     ``lenient`` keeps the values the data checks reject (see
-    :func:`as_lenient`), and grades as Float64.
+    :func:`as_lenient`), and grades as Float64. ``in_memory`` collects a
+    lazy input's canonical columns before the checks, so that it is read
+    once for them and for every later pass.
     """
     error = FormatError if from_file else SchemaError
     try:
@@ -840,7 +860,7 @@ def _check(
         checks = [c for c in checks if c.level == "schema"]
     aggregates = [c.count.alias(f"__ireval_check_{i}") for i, c in enumerate(checks)]
     aggregates += extra
-    eager = isinstance(frame, pl.DataFrame) or (run is not None and run.in_memory)
+    eager = in_memory or isinstance(frame, pl.DataFrame)
     try:
         if eager:  # in memory already, or a file read once: collect the staging
             staged = staged.collect().lazy()

@@ -144,12 +144,9 @@ def evaluate(
         msg = f"buckets must be a positive whole number, found {buckets!r}."
         raise IrevalError(msg)
     # one bucket: read a lazy input (Parquet) into memory once, not per pass
-    run_lf = as_run(
-        run, columns=columns, rank=(rank_from == "column"), in_memory=buckets == 1
-    )
-    qrels_lf = as_qrels(qrels)
-    if buckets == 1:
-        qrels_lf = qrels_lf.collect().lazy()
+    one = buckets == 1
+    run_lf = as_run(run, columns=columns, rank=rank_from == "column", in_memory=one)
+    qrels_lf = as_qrels(qrels, in_memory=one)
     if rank_from == "column" and "rank" not in run_lf.collect_schema().names():
         msg = "rank_from='column' needs a 'rank' column in the run; none was found."
         raise IrevalError(msg)

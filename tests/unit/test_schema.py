@@ -338,3 +338,21 @@ def test_queries_keep_attribute_order_and_renames() -> None:
     queries = as_queries(meta, columns={"cls": "query_class"}).collect()
     assert queries.columns == ["query_id", "src", "query_class", "n"]
     assert queries.rows() == [("1", "web", "nav", 2)]
+
+
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_in_memory_reads_a_parquet_file_once(tmp_path, kind: str) -> None:
+    # the file is gone after as_run/as_qrels: only an in-memory frame still
+    # collects; a lazy one reads the file again and fails
+    frame = pl.DataFrame(
+        {"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0], "relevance": [1]}
+    ).drop("relevance" if kind == "run" else "score")
+    prepare = as_run if kind == "run" else as_qrels
+    path = tmp_path / f"{kind}.parquet"
+    frame.write_parquet(path)
+    kept = prepare(path, in_memory=True)
+    lazy = prepare(path)
+    path.unlink()
+    assert kept.collect().height == 1
+    with pytest.raises((OSError, pl.exceptions.PolarsError)):
+        lazy.collect()
