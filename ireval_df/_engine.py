@@ -5,18 +5,21 @@ metrics and runs:
 
 1. qrels: label each judged row, compute per-query statistics (``qrels``
    stage) and the ideal-ranking tables (``ideal`` stage);
-2. run: count every ranking's documents (:func:`ranking_sizes`, cut at
-   ``depth``), give each ranking a unique 64-bit id (a hash of run_id and
-   query_id, checked for collisions: integer keys group and join far faster
-   than two strings) and rank by score descending then doc_id descending
-   (explicit orders, never row order). Only when a requested metric is
-   registered ``full_sort`` does every row get a rank (a sort of each
-   ranking); otherwise only the documents in the qrels keep a row (found by
-   a hash filter, then an exact join), with their true rank, found by
-   ranking the scores down to each ranking's last judged document and
-   sorting the doc_ids of the few rows tied with a judged one. Then labels
-   (NONPOOL -1, pooled-unjudged -2), the ``depth`` cut, and optionally the
-   unjudged documents dropped and the rest renumbered (``judged_only``);
+2. run: find every ranking and count its documents (:func:`find_rankings`,
+   cut at ``depth``), give each ranking a unique 64-bit id (a hash of run_id
+   and query_id, checked for collisions: integer keys group and join far
+   faster than two strings) and rank by score descending then doc_id
+   descending. Row order never changes a result; when each ranking's rows
+   happen to be adjacent and best first (as in a TREC file), which the same
+   pass checks, ranks are read off the order, with a sort of the tied rows
+   only. Otherwise, only when a requested metric is registered
+   ``full_sort`` does every row get a rank (a sort of each ranking); else
+   only the documents in the qrels keep a row (found by a hash filter, then
+   an exact join), with their true rank, found by ranking the scores down
+   to each ranking's last judged document and sorting the doc_ids of the
+   few rows tied with a judged one. Then labels (NONPOOL -1,
+   pooled-unjudged -2), the ``depth`` cut, and optionally the unjudged
+   documents dropped and the rest renumbered (``judged_only``);
 3. row-stage columns, one ``with_columns`` per dependency layer;
 4. one ``group_by`` (ranking id) ``.agg`` for all metrics, joined onto the
    rankings' sizes (a ranking without a row is an empty aggregate);
@@ -44,14 +47,17 @@ __all__ = [
     "EngineOptions",
     "label_qrels",
     "per_query_wide",
+    "Rankings",
+    "find_rankings",
     "ranked_rows",
-    "ranking_sizes",
 ]
 
 MISSING = "__ireval_missing"
 PRESENT = "__ireval_present"
 _LAST = "__ireval_last"
 _RANK = "__ireval_rank"
+_TIED, _TIE = "__ireval_tied", "__ireval_tie"
+_START, _ROWS, _UNORDERED = "__ireval_start", "__ireval_rows", "__ireval_unordered"
 #: Seeds tried for the ranking hash before giving up (each collides with
 #: probability ~ n^2 / 2^65 for n rankings).
 _SEEDS = 16
@@ -125,16 +131,82 @@ def ranked_rows(
     )
 
 
-def ranking_sizes(run: pl.LazyFrame, options: EngineOptions) -> pl.LazyFrame:
-    """Every ranking of the run and its number of documents (at most ``depth``).
+@dataclass(frozen=True)
+class Rankings:
+    """Every ranking of a run, and how its rows lie (:func:`find_rankings`)."""
 
-    Returns ``run_id, query_id, __ireval_nret``: every ranking the run holds,
-    whether or not its topic is in the qrels.
+    #: ``run_id, query_id, __ireval_nret, __ireval_ranking``: one row per
+    #: ranking of the run, whether or not its topic is in the qrels; the size
+    #: is cut at ``depth``
+    sizes: pl.DataFrame
+    #: computes ``RANKING`` for a run row
+    ranking: pl.Expr
+    #: ``__ireval_ranking, __ireval_start`` (the ranking's first row number)
+    #: when each ranking's rows are adjacent in the run, best first by the
+    #: rank key; else None
+    starts: pl.DataFrame | None
+
+    @property
+    def in_order(self) -> bool:
+        """Tell whether each ranking's rows are adjacent and best first."""
+        return self.starts is not None
+
+
+def find_rankings(run: pl.LazyFrame, options: EngineOptions) -> Rankings:
+    """Find every ranking of the run: its size, its id, and the rows' layout.
+
+    One pass over the run finds its blocks: the stretches of adjacent rows
+    that share ``(run_id, query_id)``. A TREC run file, a Parquet file
+    written from one and a frame sorted by query are one block per ranking,
+    best first. When the blocks' ids (a hash of run_id and query_id) are all
+    distinct, no ranking is split over two blocks (they would share an id)
+    and the id has no collision: each ranking's size is its block's length,
+    with no group-by. Otherwise the blocks are summed per ranking and the id
+    is found by :func:`with_ranking_ids`.
     """
-    size = pl.len().cast(pl.Int64)
+    _, key, descending = _key(options)
+    new = _starts(pl.col("run_id"), pl.col("query_id"))
+    worse = key > key.shift() if descending else key < key.shift()
+    unordered = (~new & worse).any()
+    if options.rank_from == "score":  # NaN is no order; validation rejects it
+        unordered = unordered | key.is_nan().any()
+    length = pl.col(_START).shift(-1).fill_null(pl.col(_ROWS)) - pl.col(_START)
+    blocks = run.select(
+        pl.col(*KEYS).filter(new),
+        pl.int_range(pl.len(), dtype=pl.Int64).filter(new).alias(_START),
+        pl.len().cast(pl.Int64).alias(_ROWS),
+        unordered.alias(_UNORDERED),
+    ).collect()
+    in_order = blocks.height > 0 and not blocks[_UNORDERED][0]
+    blocks = blocks.select(*KEYS, length.alias(N_RET), _START)
+    ranking = _ranking_hash(0)
+    if blocks.select(ranking.n_unique()).item() == blocks.height:
+        sizes = blocks.with_columns(ranking.alias(RANKING))
+    else:
+        grouped = blocks.group_by(list(KEYS)).agg(
+            pl.col(N_RET).sum(), pl.col(_START).first()
+        )
+        in_order = in_order and grouped.height == blocks.height
+        sizes, ranking = with_ranking_ids(grouped)
+    starts = sizes.select(RANKING, _START) if in_order else None
+    sizes = sizes.drop(_START)
     if options.depth is not None:
-        size = pl.min_horizontal(size, pl.lit(options.depth, pl.Int64))
-    return run.group_by(list(KEYS)).agg(size.alias(N_RET))
+        sizes = sizes.with_columns(
+            pl.min_horizontal(N_RET, pl.lit(options.depth, pl.Int64)).alias(N_RET)
+        )
+    return Rankings(sizes, ranking, starts)
+
+
+def _starts(*columns: pl.Expr) -> pl.Expr:
+    """Flag the first row, and each row where any of ``columns`` differs from the row above."""
+    changed = pl.any_horizontal(c != c.shift() for c in columns)
+    return changed.fill_null(value=True)
+
+
+def _key(options: EngineOptions) -> tuple[str, pl.Expr, bool]:
+    """Return the rank key's column, its expression, and whether higher ranks first."""
+    name = "score" if options.rank_from == "score" else "rank"
+    return name, pl.col(name), options.rank_from == "score"
 
 
 def _rank(
@@ -145,63 +217,32 @@ def _rank(
     judged_only: bool,
     every: bool,
     by: tuple[str, ...] = (RANKING,),
+    starts: pl.DataFrame | None = None,
 ) -> pl.LazyFrame:
     """Ranked, labelled rows, with the ``by`` columns naming each ranking.
 
-    ``every=True`` ranks every row: one sort of each ranking by the rank key
-    and ``doc_id``. Otherwise (``by`` must then be ``RANKING``) only the
-    documents in the qrels keep a row, with their true rank: 1 + the number
-    of documents with a better key (a rank of the keys alone, over the rows
-    down to the ranking's last judged key; the rows below it are only
-    counted, in :func:`ranking_sizes`) + the number with the same key and a
-    ``doc_id`` that sorts first (one sort of the few rows that share a
-    judged document's key).
+    ``every=True`` keeps every row; otherwise only the documents in the
+    qrels keep a row, with their true rank (the rest are only counted, in
+    :func:`find_rankings`). ``starts`` (each ranking's first row; ``by``
+    must then be ``RANKING``) says each ranking's rows are adjacent and best
+    first, as :func:`find_rankings` found them; ranks are then read off the
+    row order (:func:`_rank_in_order`). Otherwise every row is ranked by one sort of
+    each ranking (``every``), or only the judged ones are
+    (:func:`_rank_judged`).
     """
-    name = "score" if options.rank_from == "score" else "rank"
-    key, descending = pl.col(name), options.rank_from == "score"
+    name, key, descending = _key(options)
     labels = labelled_qrels.select("query_id", "doc_id", "label")
-    doc = ["query_id", "doc_id"]
-    part = list(by)
-    if every:
+    if starts is not None:
+        rows = _rank_in_order(run, labels, options, starts, every=every)
+    elif every:
         order = pl.int_range(1, pl.len() + 1).over(
-            part, order_by=[key, pl.col("doc_id")], descending=descending
+            list(by), order_by=[key, pl.col("doc_id")], descending=descending
         )
-        rows = run.join(labels, on=doc, how="left").with_columns(order.alias(_RANK))
+        rows = run.join(labels, on=["query_id", "doc_id"], how="left").with_columns(
+            order.alias(_RANK)
+        )
     else:
-        # the judged rows, found by hash first (a cheap filter over every
-        # row; a collision only lets an extra row through to the exact join)
-        known = labels.select(_doc_hash().alias("h")).collect()["h"].implode()
-        judged_rows = (
-            run.filter(_doc_hash().is_in(known))
-            .join(labels, on=doc, how="inner")
-            .cache()
-        )
-        # the keys of the judged documents; the last of them in each ranking
-        judged = judged_rows.select(RANKING, name).unique().cache()
-        last = judged.group_by(RANKING).agg(
-            (key.min() if descending else key.max()).alias(_LAST)
-        )
-        reach = key >= pl.col(_LAST) if descending else key <= pl.col(_LAST)
-        better = key.rank("min", descending=descending).over(RANKING)
-        # the rows tied on a judged key, sorted by doc_id within it: each
-        # row's offset from the first of its key is its doc_id tie-break
-        tied = [RANKING, name, "doc_id"]
-        index = pl.int_range(pl.len(), dtype=pl.Int64)
-        first = (pl.col(RANKING) != pl.col(RANKING).shift()) | (key != key.shift())
-        offset = index - pl.when(first.fill_null(value=True)).then(index).forward_fill()
-        rows = (
-            run.join(last, on=RANKING, how="inner")
-            .filter(reach)
-            .select(*dict.fromkeys([RANKING, "doc_id", "score", name]))
-            .with_columns(better.cast(pl.Int64).alias(_RANK))
-            .join(judged, on=[RANKING, name], how="semi")
-            .sort(tied, descending=[False, descending, descending])
-            .with_columns(pl.col(_RANK) + offset)
-            .join(
-                judged_rows.select(RANKING, "run_id", "query_id", "doc_id", "label"),
-                on=[RANKING, "doc_id"],
-            )
-        )
+        rows = _rank_judged(run, labels, options)
     rows = rows.select(
         *(c for c in by if c not in KEYS),
         "run_id",
@@ -215,9 +256,122 @@ def _rank(
         rows = rows.filter(pl.col("rank") <= options.depth)
     if judged_only:
         rows = rows.filter(pl.col("label") >= 0).with_columns(
-            pl.col("rank").rank("ordinal").over(part).cast(pl.Int64)
+            pl.col("rank").rank("ordinal").over(list(by)).cast(pl.Int64)
         )
     return rows
+
+
+def _judged(labels: pl.LazyFrame) -> pl.Expr:
+    """Flag the run rows whose (query_id, doc_id) may be in ``labels``.
+
+    A cheap hash filter over every row; a collision only lets an extra row
+    through to the exact join that follows it.
+    """
+    known = labels.select(_doc_hash().alias("h")).collect()["h"].implode()
+    return _doc_hash().is_in(known)
+
+
+def _rank_judged(
+    run: pl.LazyFrame, labels: pl.LazyFrame, options: EngineOptions
+) -> pl.LazyFrame:
+    """Rank the judged rows of any run.
+
+    A judged document's rank is 1 + the number of documents with a better
+    key (a rank of the keys alone, over the rows down to the ranking's last
+    judged key) + the number with the same key and a ``doc_id`` that sorts
+    first (:func:`_tie_ranks` of the few rows that share a judged document's
+    key).
+    """
+    name, key, descending = _key(options)
+    judged_rows = (
+        run.filter(_judged(labels))
+        .join(labels, on=["query_id", "doc_id"], how="inner")
+        .cache()
+    )
+    # the keys of the judged documents; the last of them in each ranking
+    judged = judged_rows.select(RANKING, name).unique().cache()
+    last = judged.group_by(RANKING).agg(
+        (key.min() if descending else key.max()).alias(_LAST)
+    )
+    reach = key >= pl.col(_LAST) if descending else key <= pl.col(_LAST)
+    better = key.rank("min", descending=descending).over(RANKING)
+    ranked = (
+        run.join(last, on=RANKING, how="inner")
+        .filter(reach)
+        .select(*dict.fromkeys([RANKING, "doc_id", "score", name]))
+        .with_columns(better.cast(pl.Int64).alias(_RANK))
+        .join(judged, on=[RANKING, name], how="semi")
+    )
+    return _tie_ranks(ranked, options).join(
+        judged_rows.select(RANKING, "run_id", "query_id", "doc_id", "label"),
+        on=[RANKING, "doc_id"],
+    )
+
+
+def _rank_in_order(
+    run: pl.LazyFrame,
+    labels: pl.LazyFrame,
+    options: EngineOptions,
+    starts: pl.DataFrame,
+    *,
+    every: bool,
+) -> pl.LazyFrame:
+    """Rank the rows of a run whose rankings are each adjacent and best first.
+
+    A row's rank is then read off the order: the position in its ranking
+    (``starts``: each ranking's first row) of the first row with the same
+    key, plus, for a key shared by several rows, the number of those whose
+    ``doc_id`` sorts first (:func:`_tie_ranks`, of the tied rows only: few,
+    and only those sharing a judged key unless ``every``). One pass over the
+    run flags the tied rows, and unless ``every`` keeps only them and the
+    judged ones; the rest is computed on what is kept.
+    """
+    name, key, _ = _key(options)
+    group = _starts(pl.col(RANKING), key)
+    tied = ~group | ~group.shift(-1).fill_null(value=True)
+    kept = run.with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).alias(_RANK), tied.alias(_TIED)
+    )
+    if not every:
+        kept = kept.filter(pl.col(_TIED) | _judged(labels))
+    # every row of a tied key is kept, in order: its first row is the first
+    # kept row of the key (a forward fill, before any join reorders rows)
+    first = pl.when(_starts(pl.col(RANKING), key)).then(pl.col(_RANK)).forward_fill()
+    ranked = (
+        kept.with_columns(first.alias(_RANK))
+        .join(starts.lazy(), on=RANKING)
+        .with_columns(pl.col(_RANK) - pl.col(_START) + 1)
+        .drop(_START)
+    )
+    doc = ["query_id", "doc_id"]
+    if every:
+        rows = ranked.join(labels, on=doc, how="left").cache()
+        ties = _tie_ranks(rows.filter(_TIED), options)
+        return pl.concat([rows.filter(~pl.col(_TIED)), ties])
+    ranked = ranked.cache()
+    rows = ranked.join(labels, on=doc, how="inner").cache()
+    keys = rows.filter(_TIED).select(RANKING, name).unique()
+    ties = _tie_ranks(
+        ranked.filter(_TIED).join(keys, on=[RANKING, name], how="semi"), options
+    ).select(RANKING, "doc_id", pl.col(_RANK).alias(_TIE))
+    return rows.join(ties, on=[RANKING, "doc_id"], how="left").with_columns(
+        pl.coalesce(_TIE, _RANK).alias(_RANK)
+    )
+
+
+def _tie_ranks(rows: pl.LazyFrame, options: EngineOptions) -> pl.LazyFrame:
+    """Add the ``doc_id`` tie-break to ``_RANK``, the rank of each row's key.
+
+    ``rows`` hold, for each of their keys, every row of the ranking with that
+    key. Sorted by ranking, key and ``doc_id``, each row's offset from the
+    first row of its key is the number of tied rows ranked above it.
+    """
+    name, key, descending = _key(options)
+    index = pl.int_range(pl.len(), dtype=pl.Int64)
+    offset = index - pl.when(_starts(pl.col(RANKING), key)).then(index).forward_fill()
+    return rows.sort(
+        [RANKING, name, "doc_id"], descending=[False, descending, descending]
+    ).with_columns(pl.col(_RANK) + offset)
 
 
 def _roots(expr: pl.Expr) -> list[str]:
@@ -284,30 +438,39 @@ def per_query_wide(
     qrels: pl.LazyFrame,
     options: EngineOptions,
     *,
-    sizes: pl.LazyFrame | None = None,
+    rankings: Rankings | None = None,
     run_ids: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row per (run, qrels topic), one column per metric (its canonical name).
 
     Also carries ``__ireval_missing``: the run returned nothing for the topic
     (its values are those of an empty ranking, NaN replaced by 0). With
-    ``missing="skip"`` such rows are left out. ``sizes`` is
-    :func:`ranking_sizes` of the same run and options, when already known;
+    ``missing="skip"`` such rows are left out. ``rankings`` is
+    :func:`find_rankings` of the same run and options, when already known;
     ``run_ids`` (a ``run_id`` column) the runs to score, when ``run`` is one
     part of them (default: the runs in ``run``).
     """
     labelled = label_qrels(qrels)
-    known = ranking_sizes(run, options) if sizes is None else sizes
-    known_sizes, ranking = with_ranking_ids(known.collect())
-    run = run.with_columns(ranking.alias(RANKING))
-    sizes = known_sizes.lazy()
+    if rankings is None:
+        rankings = find_rankings(run, options)
+    run = run.with_columns(rankings.ranking.alias(RANKING))
+    sizes = rankings.sizes.lazy()
     if run_ids is None:
         run_ids = sizes.select("run_id").unique()
     variants: dict[bool, list[Metric]] = {}
     for metric in metrics:
         variants.setdefault(metric.judged_only, []).append(metric)
     frames = [
-        _variant(group, run, labelled, sizes, run_ids, options, judged_only=flag)
+        _variant(
+            group,
+            run,
+            labelled,
+            sizes,
+            run_ids,
+            options,
+            judged_only=flag,
+            starts=rankings.starts,
+        )
         for flag, group in variants.items()
     ]
     result = frames[0]
@@ -326,6 +489,7 @@ def _variant(
     options: EngineOptions,
     *,
     judged_only: bool,
+    starts: pl.DataFrame | None,
 ) -> pl.LazyFrame:
     plans = [(m, m.info.build(m)) for m in metrics]
     pool = _closure((p.defs, p.value) for _, p in plans)
@@ -345,7 +509,9 @@ def _variant(
 
     # 2. run side: every row ranked only when a metric needs it
     every = any(shared.full_sort(m) for m in metrics)
-    rows = _rank(run, labelled, options, judged_only=judged_only, every=every)
+    rows = _rank(
+        run, labelled, options, judged_only=judged_only, every=every, starts=starts
+    )
     later = stage.get("row", []) + stage.get("agg", []) + stage.get("ideal", [])
     row_needs = sorted({n for d in later for n in _roots(d.expr)} & qstat_names)
     if row_needs:

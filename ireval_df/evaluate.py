@@ -9,7 +9,7 @@ import polars as pl
 
 from ireval_df import _provenance
 from ireval_df._compat import POLARS_VERSION, TREC_EVAL_REFERENCE, version_of
-from ireval_df._engine import MISSING, EngineOptions, per_query_wide, ranking_sizes
+from ireval_df._engine import MISSING, EngineOptions, find_rankings, per_query_wide
 from ireval_df._schema import as_qrels, as_queries, as_run, is_pandas
 from ireval_df.errors import AlignmentError, DataError, IrevalError, IrevalWarning
 from ireval_df.metrics import parse_metrics
@@ -268,11 +268,11 @@ def _evaluate_part(
     empty: then this part's rankings give them, and the alignment problems
     are reported before the metrics are computed.
     """
-    sizes = ranking_sizes(run, options).collect()
+    rankings = find_rankings(run, options)
     if not stats:
-        stats = _alignment(sizes, qrels, missing)
+        stats = _alignment(rankings.sizes, qrels, missing)
     wide_lf = per_query_wide(
-        metrics, run, qrels, options, sizes=sizes.lazy(), run_ids=run_ids
+        metrics, run, qrels, options, rankings=rankings, run_ids=run_ids
     )
     return wide_lf.collect(), stats
 

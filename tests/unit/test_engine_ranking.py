@@ -1,13 +1,16 @@
-"""The engine's two rankings, and ``evaluate(buckets=...)``, give the same numbers.
+"""The engine's rankings, and ``evaluate(buckets=...)``, give the same numbers.
 
-Unless a metric of the call is registered ``full_sort``, the engine ranks
-only the documents in the qrels (``_engine._rank``, ``every=False``);
-adding a ``full_sort`` metric to the call makes it rank every row. Each
-metric must come out the same both ways, on ``data/`` (ties broken only by
-doc_id byte order, case-variant doc ids, negative grades, a query missing
-from one run, queries without relevant documents) under every option that
-touches ranks. ``tests/unit/test_engine_trec_values.py`` and
-``tests/reference`` pin the values themselves.
+The engine ranks in one of three ways (``_engine._rank``). When each
+ranking's rows are adjacent and best first, as ``_engine.find_rankings``
+checks, it reads ranks off the row order (sorting only tied rows).
+Otherwise, unless a metric of the call is registered ``full_sort``, it
+ranks only the documents in the qrels; adding a ``full_sort`` metric makes
+it rank every row by one sort of each ranking. Each metric must come out
+the same every way, on ``data/`` (ties broken only by doc_id byte order,
+case-variant doc ids, negative grades, a query missing from one run,
+queries without relevant documents) under every option that touches ranks.
+``tests/unit/test_engine_trec_values.py`` and ``tests/reference`` pin the
+values themselves.
 """
 
 from __future__ import annotations
@@ -98,6 +101,60 @@ def test_every_registered_metric_is_covered() -> None:
     assert shared.full_sort(parse_metric("nDCG(gains={-1:0.5})@10"))
 
 
+def _layouts(run: pl.LazyFrame) -> dict[str, pl.LazyFrame]:
+    """The same rows in rank order (ties against the tie rule), and shuffled."""
+    frame = run.collect()
+    order = ["run_id", "query_id", "score", "doc_id"]
+    return {
+        "in order": frame.sort(order, descending=[False, False, True, False]).lazy(),
+        "shuffled": frame.sample(fraction=1.0, shuffle=True, seed=7).lazy(),
+    }
+
+
+def test_layouts_take_their_ranking_paths() -> None:
+    layouts = _layouts(_frames()[0])
+    assert _engine.find_rankings(layouts["in order"], EngineOptions()).in_order
+    assert not _engine.find_rankings(layouts["shuffled"], EngineOptions()).in_order
+
+
+def _found(run: pl.LazyFrame, **options: object) -> tuple[dict[str, int], bool]:
+    found = _engine.find_rankings(run, EngineOptions(**options))  # type: ignore[arg-type]
+    sizes = found.sizes.select("query_id", _engine.N_RET).iter_rows()
+    return dict(sizes), found.in_order
+
+
+def test_find_rankings_reads_sizes_and_order_off_the_blocks() -> None:
+    queries = ["a", "a", "b", "b", "b", "a"]
+    run = pl.LazyFrame(
+        {
+            "run_id": "r",
+            "query_id": queries,
+            "doc_id": [str(i) for i in range(6)],
+            "score": [3.0, 2.0, 5.0, 4.0, 4.0, 1.0],
+        }
+    )
+    # a ranking split over two blocks: its blocks are summed, not in order
+    assert _found(run) == ({"a": 3, "b": 3}, False)
+    assert _found(run.head(5)) == ({"a": 2, "b": 3}, True)
+    assert _found(run.head(5), depth=2) == ({"a": 2, "b": 2}, True)
+    # one ranking not best first; the same ranks told by a rank column
+    worse = run.head(5).with_columns(score=pl.Series([3.0, 2.0, 4.0, 5.0, 4.0]))
+    assert _found(worse) == ({"a": 2, "b": 3}, False)
+    ranked = worse.with_columns(rank=pl.Series([1, 2, 1, 1, 2]))
+    assert _found(ranked, rank_from="column") == ({"a": 2, "b": 3}, True)
+    # two runs with the same query ids are two rankings each
+    two = pl.concat([run.head(5), run.head(5).with_columns(run_id=pl.lit("s"))])
+    found = _engine.find_rankings(two, EngineOptions())
+    assert found.in_order
+    assert found.sizes.height == found.sizes[_engine.RANKING].n_unique() == 4
+    assert _found(run.head(0)) == ({}, False)
+
+
+@pytest.mark.parametrize(
+    ("layout", "every"),
+    [("in order", False), ("in order", True), ("shuffled", False)],
+    ids=["in-order", "in-order-every", "judged"],
+)
 @pytest.mark.parametrize(
     "options",
     [
@@ -108,19 +165,23 @@ def test_every_registered_metric_is_covered() -> None:
     ],
     ids=["default", "depth", "skip", "depth-skip"],
 )
-def test_ranking_judged_documents_only_equals_ranking_every_row(
-    options: EngineOptions,
+def test_every_ranking_path_gives_the_same_values(
+    options: EngineOptions, layout: str, *, every: bool
 ) -> None:
+    # against every row of the shuffled run ranked by one sort per ranking
     run, qrels = _frames()
+    layouts = _layouts(run)
     specs = [parse_metric(s) for s in PARTIAL]
     names = [str(m) for m in specs]
-    partial = per_query_wide(specs, run, qrels, options).collect()
-    full = per_query_wide([*specs, parse_metric(FULL)], run, qrels, options).collect()
-    assert partial.height > 400
-    full = full.select(partial.columns)
-    assert_frame_equal(partial.drop(names), full.drop(names))
+    full = [*specs, parse_metric(FULL)]
+    want = per_query_wide(full, layouts["shuffled"], qrels, options).collect()
+    got = per_query_wide(full if every else specs, layouts[layout], qrels, options)
+    got = got.collect()
+    assert got.height > 400
+    want = want.select(got.columns)
+    assert_frame_equal(got.drop(names), want.drop(names))
     for name in names:  # the same sums, maybe added in another order
-        a, b = partial[name], full[name]
+        a, b = got[name], want[name]
         assert a.is_null().equals(b.is_null()), name
         assert a.is_nan().equals(b.is_nan()), name
         close = (a - b).abs() <= 1e-12 * (1 + b.abs())
@@ -148,6 +209,14 @@ def test_rank_column_ties_use_doc_id() -> None:
     assert partial["AP"].item() == pytest.approx((1 / 2 + 2 / 3) / 2)
     assert partial["RR"].item() == 0.5
     assert_frame_equal(partial, full.select(partial.columns))
+    # the same rows in rank order (b, c tied at 1 against the tie rule) are
+    # ranked off their order, with the same result
+    ordered = run.sort("rank", "doc_id")
+    assert _engine.find_rankings(ordered, options).in_order
+    assert not _engine.find_rankings(run, options).in_order
+    for metrics in (specs, [*specs, parse_metric(FULL)]):
+        got = per_query_wide(metrics, ordered, qrels, options).collect()
+        assert_frame_equal(partial, got.select(partial.columns))
 
 
 @pytest.mark.parametrize("buckets", [2, 5])
@@ -198,9 +267,8 @@ def test_colliding_ranking_ids_are_replaced(monkeypatch: pytest.MonkeyPatch) -> 
         return pl.lit(0, pl.UInt64) if seed < 3 else real(seed)
 
     monkeypatch.setattr(_engine, "_ranking_hash", colliding)
-    sizes = _engine.ranking_sizes(run, EngineOptions()).collect()
-    ids, _ = _engine.with_ranking_ids(sizes)
-    assert ids[_engine.RANKING].n_unique() == sizes.height > 1
-    assert seeds[:4] == [0, 1, 2, 3]
+    found = _engine.find_rankings(run, EngineOptions())
+    assert found.sizes[_engine.RANKING].n_unique() == found.sizes.height > 1
+    assert seeds[-4:] == [0, 1, 2, 3]
     got = per_query_wide(specs, run, qrels, EngineOptions()).collect()
     assert_frame_equal(got, expected)
