@@ -288,12 +288,10 @@ def _repeats(run: pl.LazyFrame) -> pl.DataFrame | None:
     hashed = (
         pl.col("run_id").hash(1) ^ pl.col("query_id").hash(2) ^ pl.col("doc_id").hash(3)
     )
-    # the in-memory engine counts distinct values faster, and with less
-    # memory, than the streaming one or a count per ranking
-    rows, distinct = (
-        run.select(pl.len(), hashed.n_unique()).collect(engine="in-memory").row(0)
-    )
-    if rows == distinct:
+    # the hashes first, then their distinct count: faster than one plan for
+    # both, or than the streaming engine, or a count per ranking
+    hashes = run.select(hashed).collect(engine="in-memory").to_series()
+    if hashes.n_unique() == hashes.len():
         return None
     counts = (
         run.group_by(key)
