@@ -165,7 +165,7 @@ def find_rankings(run: pl.LazyFrame, options: EngineOptions) -> Rankings:
     is found by :func:`with_ranking_ids`.
     """
     _, key, descending = _key(options)
-    new = _starts(pl.col("run_id"), pl.col("query_id"))
+    new = _boundaries(pl.col("run_id"), pl.col("query_id"))
     worse = key > key.shift() if descending else key < key.shift()
     unordered = (~new & worse).any()
     if options.rank_from == "score":  # NaN is no order; validation rejects it
@@ -197,7 +197,7 @@ def find_rankings(run: pl.LazyFrame, options: EngineOptions) -> Rankings:
     return Rankings(sizes, ranking, starts)
 
 
-def _starts(*columns: pl.Expr) -> pl.Expr:
+def _boundaries(*columns: pl.Expr) -> pl.Expr:
     """Flag the first row, and each row where any of ``columns`` differs from the row above."""
     changed = pl.any_horizontal(c != c.shift() for c in columns)
     return changed.fill_null(value=True)
@@ -327,7 +327,7 @@ def _rank_in_order(
     judged ones; the rest is computed on what is kept.
     """
     name, key, _ = _key(options)
-    group = _starts(pl.col(RANKING), key)
+    group = _boundaries(pl.col(RANKING), key)
     tied = ~group | ~group.shift(-1).fill_null(value=True)
     kept = run.with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).alias(_RANK), tied.alias(_TIED)
@@ -336,7 +336,9 @@ def _rank_in_order(
         kept = kept.filter(pl.col(_TIED) | _judged(labels))
     # every row of a tied key is kept, in order: its first row is the first
     # kept row of the key (a forward fill, before any join reorders rows)
-    first = pl.when(_starts(pl.col(RANKING), key)).then(pl.col(_RANK)).forward_fill()
+    first = (
+        pl.when(_boundaries(pl.col(RANKING), key)).then(pl.col(_RANK)).forward_fill()
+    )
     ranked = (
         kept.with_columns(first.alias(_RANK))
         .join(starts.lazy(), on=RANKING)
@@ -368,7 +370,9 @@ def _tie_ranks(rows: pl.LazyFrame, options: EngineOptions) -> pl.LazyFrame:
     """
     name, key, descending = _key(options)
     index = pl.int_range(pl.len(), dtype=pl.Int64)
-    offset = index - pl.when(_starts(pl.col(RANKING), key)).then(index).forward_fill()
+    offset = (
+        index - pl.when(_boundaries(pl.col(RANKING), key)).then(index).forward_fill()
+    )
     return rows.sort(
         [RANKING, name, "doc_id"], descending=[False, descending, descending]
     ).with_columns(pl.col(_RANK) + offset)
