@@ -21,8 +21,10 @@ from reference.test_oracle import GRID, VARIANTS
 from strategies import NO_SHRINK, Case, cases, perfect_case, shuffled
 
 import ireval_df as ie
+from ireval_df._engine import EngineOptions, find_rankings
 from ireval_df.errors import IrevalWarning
 from ireval_df.metrics import REGISTRY, Metric, parse_metric
+from ireval_df.metrics._shared import full_sort
 from ireval_df.metrics._spec import build_metric
 
 
@@ -131,6 +133,22 @@ def test_row_order_never_matters(case: Case, seed: int) -> None:
     want = as_dict(evaluate(run, qrels, PROP_GRID))
     got = as_dict(evaluate(shuffled(run, seed), shuffled(qrels, seed + 1), PROP_GRID))
     assert_same(got, want, ROW_ORDER_RTOL)
+
+
+@settings(phases=NO_SHRINK, max_examples=8)
+@given(cases(max_queries=5, max_runs=3), st.integers(0, 2**16))
+def test_rank_ordered_rows_give_the_same_values(case: Case, seed: int) -> None:
+    # rows in rank order take the engine's in-order path (ranks read off the
+    # order, ties sorted by doc_id against the order they are listed in),
+    # ranking every row (a full_sort metric in the call) or the judged ones
+    run, qrels = case.run_frame(), case.qrels_frame()
+    order = ["run_id", "query_id", "score", "doc_id"]
+    ordered = run.sort(order, descending=[False, False, True, False])
+    assert find_rankings(ordered.lazy(), EngineOptions()).in_order == (run.height > 0)
+    for grid in (PROP_GRID, [m for m in PROP_GRID if not full_sort(m)]):
+        want = as_dict(evaluate(shuffled(run, seed), qrels, grid))
+        got = as_dict(evaluate(ordered, qrels, grid))
+        assert_same(got, want, ROW_ORDER_RTOL)
 
 
 def test_row_order_never_changes_a_single_bit() -> None:
