@@ -203,6 +203,11 @@ def _boundaries(*columns: pl.Expr) -> pl.Expr:
     return changed.fill_null(value=True)
 
 
+def _at_key_start(values: pl.Expr, key: pl.Expr) -> pl.Expr:
+    """Carry ``values`` down from the first row of each run of one ranking and key."""
+    return pl.when(_boundaries(pl.col(RANKING), key)).then(values).forward_fill()
+
+
 def _key(options: EngineOptions) -> tuple[str, pl.Expr, bool]:
     """Return the rank key's column, its expression, and whether higher ranks first."""
     name = "score" if options.rank_from == "score" else "rank"
@@ -230,7 +235,7 @@ def _rank(
     each ranking (``every``), or only the judged ones are
     (:func:`_rank_judged`).
     """
-    name, key, descending = _key(options)
+    _, key, descending = _key(options)
     labels = labelled_qrels.select("query_id", "doc_id", "label")
     if starts is not None:
         rows = _rank_in_order(run, labels, options, starts, every=every)
@@ -336,9 +341,7 @@ def _rank_in_order(
         kept = kept.filter(pl.col(_TIED) | _judged(labels))
     # every row of a tied key is kept, in order: its first row is the first
     # kept row of the key (a forward fill, before any join reorders rows)
-    first = (
-        pl.when(_boundaries(pl.col(RANKING), key)).then(pl.col(_RANK)).forward_fill()
-    )
+    first = _at_key_start(pl.col(_RANK), key)
     ranked = (
         kept.with_columns(first.alias(_RANK))
         .join(starts.lazy(), on=RANKING)
@@ -370,9 +373,7 @@ def _tie_ranks(rows: pl.LazyFrame, options: EngineOptions) -> pl.LazyFrame:
     """
     name, key, descending = _key(options)
     index = pl.int_range(pl.len(), dtype=pl.Int64)
-    offset = (
-        index - pl.when(_boundaries(pl.col(RANKING), key)).then(index).forward_fill()
-    )
+    offset = index - _at_key_start(index, key)
     return rows.sort(
         [RANKING, name, "doc_id"], descending=[False, descending, descending]
     ).with_columns(pl.col(_RANK) + offset)
