@@ -49,6 +49,7 @@ __all__ = [
     "per_query_wide",
     "Rankings",
     "find_rankings",
+    "may_repeat",
     "ranked_rows",
 ]
 
@@ -58,6 +59,7 @@ _LAST = "__ireval_last"
 _RANK = "__ireval_rank"
 _TIED, _TIE = "__ireval_tied", "__ireval_tie"
 _START, _ROWS, _UNORDERED = "__ireval_start", "__ireval_rows", "__ireval_unordered"
+_BLOCK = "__ireval_block"
 #: Seeds tried for the ranking hash before giving up (each collides with
 #: probability ~ n^2 / 2^65 for n rankings).
 _SEEDS = 16
@@ -145,6 +147,8 @@ class Rankings:
     #: when each ranking's rows are adjacent in the run, best first by the
     #: rank key; else None
     starts: pl.DataFrame | None
+    #: each ranking's rows are adjacent in the run, in whatever order
+    adjacent: bool
 
     @property
     def in_order(self) -> bool:
@@ -162,7 +166,8 @@ def find_rankings(run: pl.LazyFrame, options: EngineOptions) -> Rankings:
     distinct, no ranking is split over two blocks (they would share an id)
     and the id has no collision: each ranking's size is its block's length,
     with no group-by. Otherwise the blocks are summed per ranking and the id
-    is found by :func:`with_ranking_ids`.
+    is found by :func:`with_ranking_ids`; the rankings are adjacent still
+    when there are as many as blocks.
     """
     _, key, descending = _key(options)
     new = _boundaries(pl.col("run_id"), pl.col("query_id"))
@@ -180,21 +185,49 @@ def find_rankings(run: pl.LazyFrame, options: EngineOptions) -> Rankings:
     in_order = blocks.height > 0 and not blocks[_UNORDERED][0]
     blocks = blocks.select(*KEYS, length.alias(N_RET), _START)
     ranking = _ranking_hash(0)
-    if blocks.select(ranking.n_unique()).item() == blocks.height:
+    adjacent = blocks.select(ranking.n_unique()).item() == blocks.height
+    if adjacent:
         sizes = blocks.with_columns(ranking.alias(RANKING))
     else:
         grouped = blocks.group_by(list(KEYS)).agg(
             pl.col(N_RET).sum(), pl.col(_START).first()
         )
-        in_order = in_order and grouped.height == blocks.height
+        adjacent = grouped.height == blocks.height
         sizes, ranking = with_ranking_ids(grouped)
-    starts = sizes.select(RANKING, _START) if in_order else None
+    starts = sizes.select(RANKING, _START) if in_order and adjacent else None
     sizes = sizes.drop(_START)
     if options.depth is not None:
         sizes = sizes.with_columns(
             pl.min_horizontal(N_RET, pl.lit(options.depth, pl.Int64)).alias(N_RET)
         )
-    return Rankings(sizes, ranking, starts)
+    return Rankings(sizes, ranking, starts, adjacent)
+
+
+def may_repeat(run: pl.LazyFrame, rankings: Rankings) -> bool:
+    """Tell whether a document may be twice in one ranking; False proves it is not.
+
+    Equal rows hash equally, so as many distinct hashes as rows proves that
+    no document repeats; True may also be a hash collision, for an exact
+    count to settle. When each ranking's rows are adjacent (``rankings``
+    of ``run``), a repeat lies within one block of rows, and the distinct
+    hashes are counted block by block: thousands of small hash sets, which
+    stay in cache, cost a fraction of one set of the whole run.
+    """
+    if rankings.adjacent:
+        block = _boundaries(pl.col("run_id"), pl.col("query_id")).cum_sum()
+        rows = run.select(block.set_sorted().alias(_BLOCK), pl.col("doc_id").hash(3))
+        counts = rows.group_by(_BLOCK).agg(
+            pl.len().alias(_ROWS), pl.col("doc_id").n_unique()
+        )
+        repeat = counts.select((pl.col("doc_id") < pl.col(_ROWS)).any())
+        return bool(repeat.collect(engine="streaming").item())
+    hashed = (
+        pl.col("run_id").hash(1) ^ pl.col("query_id").hash(2) ^ pl.col("doc_id").hash(3)
+    )
+    # the hashes first, then their distinct count: faster than one plan for
+    # both, or than the streaming engine
+    hashes = run.select(hashed).collect(engine="in-memory").to_series()
+    return hashes.n_unique() < hashes.len()
 
 
 def _boundaries(*columns: pl.Expr) -> pl.Expr:

@@ -9,7 +9,14 @@ import polars as pl
 
 from ireval_df import _provenance
 from ireval_df._compat import POLARS_VERSION, TREC_EVAL_REFERENCE, version_of
-from ireval_df._engine import MISSING, EngineOptions, find_rankings, per_query_wide
+from ireval_df._engine import (
+    MISSING,
+    EngineOptions,
+    Rankings,
+    find_rankings,
+    may_repeat,
+    per_query_wide,
+)
 from ireval_df._schema import as_qrels, as_queries, as_run, is_pandas
 from ireval_df.errors import AlignmentError, DataError, IrevalError, IrevalWarning
 from ireval_df.metrics import parse_metrics
@@ -174,12 +181,21 @@ def evaluate(
         run_ids = pairs.select("run_id").unique().lazy()  # a run may miss a bucket
     wides, dropped = [], 0
     for part_run, part_qrels in _buckets(run_lf, qrels_lf, buckets):
-        counts = _repeats(part_run)
+        rankings = find_rankings(part_run, options)
+        counts = _repeats(part_run, rankings)
         if counts is not None:
             part_run, extra = _deduplicate(part_run, counts, duplicates)
+            rankings = find_rankings(part_run, options)
             dropped += extra
         wide, stats = _evaluate_part(
-            part_run, part_qrels, [*specs, *hidden], options, missing, stats, run_ids
+            part_run,
+            part_qrels,
+            rankings,
+            [*specs, *hidden],
+            options,
+            missing,
+            stats,
+            run_ids,
         )
         wides.append(wide)
     if dropped:
@@ -256,6 +272,7 @@ def _buckets(
 def _evaluate_part(
     run: pl.LazyFrame,
     qrels: pl.LazyFrame,
+    rankings: Rankings,
     metrics: list[Metric],
     options: EngineOptions,
     missing: Missing,
@@ -264,11 +281,11 @@ def _evaluate_part(
 ) -> tuple[pl.DataFrame, dict[str, int]]:
     """Evaluate one part: its wide per-query frame, and the alignment counts.
 
-    ``stats`` are the counts already known (from every bucket at once), or
-    empty: then this part's rankings give them, and the alignment problems
-    are reported before the metrics are computed.
+    ``rankings`` are :func:`find_rankings` of ``run``. ``stats`` are the
+    counts already known (from every bucket at once), or empty: then this
+    part's rankings give them, and the alignment problems are reported
+    before the metrics are computed.
     """
-    rankings = find_rankings(run, options)
     if not stats:
         stats = _alignment(rankings.sizes, qrels, missing)
     wide_lf = per_query_wide(
@@ -277,21 +294,14 @@ def _evaluate_part(
     return wide_lf.collect(), stats
 
 
-def _repeats(run: pl.LazyFrame) -> pl.DataFrame | None:
+def _repeats(run: pl.LazyFrame, rankings: Rankings) -> pl.DataFrame | None:
     """Repeated (run, query, doc) rows with their counts, or None when there are none.
 
-    Equal rows have equal hashes, so as many distinct hashes as rows proves
-    that no document repeats; that check costs a fraction of the exact
+    A check of hashes (:func:`may_repeat`) costs a fraction of the exact
     count, which runs only when it fails (a repeat, or a hash collision).
     """
     key = ["run_id", "query_id", "doc_id"]
-    hashed = (
-        pl.col("run_id").hash(1) ^ pl.col("query_id").hash(2) ^ pl.col("doc_id").hash(3)
-    )
-    # the hashes first, then their distinct count: faster than one plan for
-    # both, or than the streaming engine, or a count per ranking
-    hashes = run.select(hashed).collect(engine="in-memory").to_series()
-    if hashes.n_unique() == hashes.len():
+    if not may_repeat(run, rankings):
         return None
     counts = (
         run.group_by(key)

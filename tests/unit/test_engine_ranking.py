@@ -24,7 +24,7 @@ from polars.testing import assert_frame_equal
 
 from ireval_df import _engine, evaluate
 from ireval_df._engine import EngineOptions, per_query_wide
-from ireval_df.errors import IrevalError
+from ireval_df.errors import DataError, IrevalError
 from ireval_df.metrics import REGISTRY, parse_metric
 from ireval_df.metrics import _shared as shared
 
@@ -148,6 +148,53 @@ def test_find_rankings_reads_sizes_and_order_off_the_blocks() -> None:
     assert found.in_order
     assert found.sizes.height == found.sizes[_engine.RANKING].n_unique() == 4
     assert _found(run.head(0)) == ({}, False)
+
+
+@pytest.mark.parametrize(
+    ("runs", "queries", "docs", "adjacent", "repeat"),
+    [
+        ("rrrr", "aabb", "1212", True, False),  # one document in two rankings
+        ("rrss", "aaaa", "1212", True, False),  # ... and in two runs
+        ("rrrr", "aabb", "1233", True, True),  # twice in one block
+        ("rrrr", "aba", "121", False, True),  # in both blocks of a split ranking
+        ("rrrr", "aba", "123", False, False),
+        ("rsr", "aaa", "111", False, True),  # a run split around another
+    ],
+)
+def test_may_repeat_sees_every_repeat(
+    runs: str, queries: str, docs: str, *, adjacent: bool, repeat: bool
+) -> None:
+    n = len(queries)
+    run = pl.LazyFrame(
+        {
+            "run_id": list(runs[:n]),
+            "query_id": list(queries),
+            "doc_id": list(docs),
+            "score": [float(n - i) for i in range(n)],
+        }
+    )
+    found = _engine.find_rankings(run, EngineOptions())
+    assert found.adjacent is adjacent
+    assert _engine.may_repeat(run, found) is repeat
+
+
+@pytest.mark.parametrize("layout", ["in order", "shuffled"])
+def test_a_repeat_deep_in_a_large_run_is_refused(layout: str) -> None:
+    # a row repeated in the middle of one ranking of a run in many chunks:
+    # the per-block check spans chunk boundaries
+    rows = _layouts(_frames()[0])[layout].collect()
+    middle = rows.height // 2
+    pieces = [rows[i : i + 97] for i in range(0, middle, 97)]
+    pieces += [rows[middle : middle + 1], rows[middle:]]
+    run = pl.concat(pieces, rechunk=False)
+    assert run.n_chunks() > 10
+    found = _engine.find_rankings(run.lazy(), EngineOptions())
+    assert found.adjacent is (layout == "in order")
+    assert _engine.may_repeat(run.lazy(), found)
+    assert not _engine.may_repeat(rows.lazy(), found)
+    qrels = _frames()[1]
+    with pytest.raises(DataError, match="appear more than once in the same ranking"):
+        evaluate(run, qrels, ["AP"])
 
 
 @pytest.mark.parametrize(
