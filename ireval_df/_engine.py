@@ -58,8 +58,8 @@ PRESENT = "__ireval_present"
 _LAST = "__ireval_last"
 _RANK = "__ireval_rank"
 _TIED, _TIE = "__ireval_tied", "__ireval_tie"
-_START, _ROWS, _UNORDERED = "__ireval_start", "__ireval_rows", "__ireval_unordered"
-_BLOCK = "__ireval_block"
+_START, _UNORDERED = "__ireval_start", "__ireval_unordered"
+_BLOCK, _DOCS = "__ireval_block", "__ireval_docs"
 #: Seeds tried for the ranking hash before giving up (each collides with
 #: probability ~ n^2 / 2^65 for n rankings).
 _SEEDS = 16
@@ -149,6 +149,9 @@ class Rankings:
     starts: pl.DataFrame | None
     #: each ranking's rows are adjacent in the run, in whatever order
     adjacent: bool
+    #: some block of adjacent rows holds a ``doc_id`` hash twice (a repeat,
+    #: or a collision); None when not counted
+    doubled: bool | None = None
 
     @property
     def in_order(self) -> bool:
@@ -156,7 +159,9 @@ class Rankings:
         return self.starts is not None
 
 
-def find_rankings(run: pl.LazyFrame, options: EngineOptions) -> Rankings:
+def find_rankings(
+    run: pl.LazyFrame, options: EngineOptions, *, repeats: bool = False
+) -> Rankings:
     """Find every ranking of the run: its size, its id, and the rows' layout.
 
     One pass over the run finds its blocks: the stretches of adjacent rows
@@ -164,26 +169,43 @@ def find_rankings(run: pl.LazyFrame, options: EngineOptions) -> Rankings:
     written from one and a frame sorted by query are one block per ranking,
     best first. When the blocks' ids (a hash of run_id and query_id) are all
     distinct, no ranking is split over two blocks (they would share an id)
-    and the id has no collision: each ranking's size is its block's length,
-    with no group-by. Otherwise the blocks are summed per ranking and the id
-    is found by :func:`with_ranking_ids`; the rankings are adjacent still
-    when there are as many as blocks.
+    and the id has no collision: each ranking's size is its block's length.
+    Otherwise the blocks are summed per ranking and the id is found by
+    :func:`with_ranking_ids`; the rankings are adjacent still when there are
+    as many as blocks. With ``repeats``, the same pass counts each block's
+    distinct ``doc_id`` hashes, for :func:`may_repeat`.
     """
     _, key, descending = _key(options)
     new = _boundaries(pl.col("run_id"), pl.col("query_id"))
     worse = key > key.shift() if descending else key < key.shift()
-    unordered = (~new & worse).any()
+    unordered = ~new & worse
     if options.rank_from == "score":  # NaN is no order; validation rejects it
-        unordered = unordered | key.is_nan().any()
-    length = pl.col(_START).shift(-1).fill_null(pl.col(_ROWS)) - pl.col(_START)
-    blocks = run.select(
-        pl.col(*KEYS).filter(new),
-        pl.int_range(pl.len(), dtype=pl.Int64).filter(new).alias(_START),
-        pl.len().cast(pl.Int64).alias(_ROWS),
-        unordered.alias(_UNORDERED),
-    ).collect()
-    in_order = blocks.height > 0 and not blocks[_UNORDERED][0]
-    blocks = blocks.select(*KEYS, length.alias(N_RET), _START)
+        unordered = unordered | key.is_nan()
+    docs = [pl.col(_DOCS).n_unique()] if repeats else []
+    blocks = (
+        run.select(
+            new.cum_sum().set_sorted().alias(_BLOCK),
+            pl.int_range(pl.len(), dtype=pl.Int64).alias(_START),
+            unordered.alias(_UNORDERED),
+            pl.col("doc_id").hash(3).alias(_DOCS),
+        )
+        # the block number is sorted: the groups are slices of the rows, and
+        # each block's hash set of documents is small enough to stay in cache
+        # (the ids are gathered after: aggregated here too, they slow it 4x)
+        .group_by(_BLOCK)
+        .agg(
+            pl.col(_START).first(),
+            pl.len().cast(pl.Int64).alias(N_RET),
+            pl.col(_UNORDERED).any(),
+            *docs,
+        )
+        .sort(_BLOCK)
+        .collect(engine="streaming")
+    )
+    in_order = blocks.height > 0 and not blocks[_UNORDERED].any()
+    doubled = bool((blocks[_DOCS] < blocks[N_RET]).any()) if repeats else None
+    ids = run.select(pl.col(*KEYS).gather(blocks[_START])).collect()
+    blocks = pl.concat([ids, blocks.select(N_RET, _START)], how="horizontal")
     ranking = _ranking_hash(0)
     adjacent = blocks.select(ranking.n_unique()).item() == blocks.height
     if adjacent:
@@ -200,7 +222,7 @@ def find_rankings(run: pl.LazyFrame, options: EngineOptions) -> Rankings:
         sizes = sizes.with_columns(
             pl.min_horizontal(N_RET, pl.lit(options.depth, pl.Int64)).alias(N_RET)
         )
-    return Rankings(sizes, ranking, starts, adjacent)
+    return Rankings(sizes, ranking, starts, adjacent, doubled)
 
 
 def may_repeat(run: pl.LazyFrame, rankings: Rankings) -> bool:
@@ -208,19 +230,14 @@ def may_repeat(run: pl.LazyFrame, rankings: Rankings) -> bool:
 
     Equal rows hash equally, so as many distinct hashes as rows proves that
     no document repeats; True may also be a hash collision, for an exact
-    count to settle. When each ranking's rows are adjacent (``rankings``
-    of ``run``), a repeat lies within one block of rows, and the distinct
-    hashes are counted block by block: thousands of small hash sets, which
-    stay in cache, cost a fraction of one set of the whole run.
+    count to settle. When each ranking's rows are adjacent, a repeat lies
+    within one block, and ``rankings`` (:func:`find_rankings` of ``run``
+    with ``repeats``) has counted the distinct hashes block by block:
+    thousands of small hash sets, which stay in cache, cost a fraction of
+    one set of the whole run, counted here otherwise.
     """
-    if rankings.adjacent:
-        block = _boundaries(pl.col("run_id"), pl.col("query_id")).cum_sum()
-        rows = run.select(block.set_sorted().alias(_BLOCK), pl.col("doc_id").hash(3))
-        counts = rows.group_by(_BLOCK).agg(
-            pl.len().alias(_ROWS), pl.col("doc_id").n_unique()
-        )
-        repeat = counts.select((pl.col("doc_id") < pl.col(_ROWS)).any())
-        return bool(repeat.collect(engine="streaming").item())
+    if rankings.adjacent and rankings.doubled is not None:
+        return rankings.doubled
     hashed = (
         pl.col("run_id").hash(1) ^ pl.col("query_id").hash(2) ^ pl.col("doc_id").hash(3)
     )

@@ -181,7 +181,7 @@ def evaluate(
         run_ids = pairs.select("run_id").unique().lazy()  # a run may miss a bucket
     wides, dropped = [], 0
     for part_run, part_qrels in _buckets(run_lf, qrels_lf, buckets):
-        rankings = find_rankings(part_run, options)
+        rankings = find_rankings(part_run, options, repeats=True)
         counts = _repeats(part_run, rankings)
         if counts is not None:
             part_run, extra = _deduplicate(part_run, counts, duplicates)

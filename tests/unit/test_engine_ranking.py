@@ -173,9 +173,13 @@ def test_may_repeat_sees_every_repeat(
             "score": [float(n - i) for i in range(n)],
         }
     )
-    found = _engine.find_rankings(run, EngineOptions())
+    found = _engine.find_rankings(run, EngineOptions(), repeats=True)
     assert found.adjacent is adjacent
     assert _engine.may_repeat(run, found) is repeat
+    # uncounted, the whole run's hashes are counted
+    assert (
+        _engine.may_repeat(run, _engine.find_rankings(run, EngineOptions())) is repeat
+    )
 
 
 @pytest.mark.parametrize("layout", ["in order", "shuffled"])
@@ -188,10 +192,11 @@ def test_a_repeat_deep_in_a_large_run_is_refused(layout: str) -> None:
     pieces += [rows[middle : middle + 1], rows[middle:]]
     run = pl.concat(pieces, rechunk=False)
     assert run.n_chunks() > 10
-    found = _engine.find_rankings(run.lazy(), EngineOptions())
+    found = _engine.find_rankings(run.lazy(), EngineOptions(), repeats=True)
     assert found.adjacent is (layout == "in order")
     assert _engine.may_repeat(run.lazy(), found)
-    assert not _engine.may_repeat(rows.lazy(), found)
+    clean = _engine.find_rankings(rows.lazy(), EngineOptions(), repeats=True)
+    assert not _engine.may_repeat(rows.lazy(), clean)
     qrels = _frames()[1]
     with pytest.raises(DataError, match="appear more than once in the same ranking"):
         evaluate(run, qrels, ["AP"])
