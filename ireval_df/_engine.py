@@ -185,7 +185,6 @@ def find_rankings(
     blocks = (
         run.select(
             new.cum_sum().set_sorted().alias(_BLOCK),
-            pl.int_range(pl.len(), dtype=pl.Int64).alias(_START),
             unordered.alias(_UNORDERED),
             pl.col("doc_id").hash(3).alias(_DOCS),
         )
@@ -193,18 +192,16 @@ def find_rankings(
         # each block's hash set of documents is small enough to stay in cache
         # (the ids are gathered after: aggregated here too, they slow it 4x)
         .group_by(_BLOCK)
-        .agg(
-            pl.col(_START).first(),
-            pl.len().cast(pl.Int64).alias(N_RET),
-            pl.col(_UNORDERED).any(),
-            *docs,
-        )
+        .agg(pl.len().cast(pl.Int64).alias(N_RET), pl.col(_UNORDERED).any(), *docs)
         .sort(_BLOCK)
+        .with_columns((pl.col(N_RET).cum_sum() - pl.col(N_RET)).alias(_START))
         .collect(engine="streaming")
     )
     in_order = blocks.height > 0 and not blocks[_UNORDERED].any()
     doubled = bool((blocks[_DOCS] < blocks[N_RET]).any()) if repeats else None
-    ids = run.select(pl.col(*KEYS).gather(blocks[_START])).collect()
+    # the in-memory engine gathers from the chunks; the streaming one would
+    # first copy both id columns whole
+    ids = run.select(pl.col(*KEYS).gather(blocks[_START])).collect(engine="in-memory")
     blocks = pl.concat([ids, blocks.select(N_RET, _START)], how="horizontal")
     ranking = _ranking_hash(0)
     adjacent = blocks.select(ranking.n_unique()).item() == blocks.height
@@ -272,23 +269,28 @@ def _rank(
     judged_only: bool,
     every: bool,
     by: tuple[str, ...] = (RANKING,),
-    starts: pl.DataFrame | None = None,
+    rankings: Rankings | None = None,
 ) -> pl.LazyFrame:
     """Ranked, labelled rows, with the ``by`` columns naming each ranking.
 
     ``every=True`` keeps every row; otherwise only the documents in the
     qrels keep a row, with their true rank (the rest are only counted, in
-    :func:`find_rankings`). ``starts`` (each ranking's first row; ``by``
-    must then be ``RANKING``) says each ranking's rows are adjacent and best
-    first, as :func:`find_rankings` found them; ranks are then read off the
-    row order (:func:`_rank_in_order`). Otherwise every row is ranked by one sort of
-    each ranking (``every``), or only the judged ones are
-    (:func:`_rank_judged`).
+    :func:`find_rankings`). ``rankings`` (:func:`find_rankings` of ``run``;
+    ``by`` must then be ``RANKING``) give each row its ranking's id. When
+    they say each ranking's rows are adjacent and best first, ranks are read
+    off the row order (:func:`_rank_in_order`). Otherwise every row is
+    ranked by one sort of each ranking (``every``), or only the judged ones
+    are (:func:`_rank_judged`).
     """
     _, key, descending = _key(options)
     labels = labelled_qrels.select("query_id", "doc_id", "label")
-    if starts is not None:
-        rows = _rank_in_order(run, labels, options, starts, every=every)
+    starts = None if rankings is None else rankings.starts
+    if rankings is not None and starts is None:
+        run = run.with_columns(rankings.ranking.alias(RANKING))
+    if rankings is not None and starts is not None:
+        rows = _rank_in_order(
+            run, labels, options, rankings.ranking, starts, every=every
+        )
     elif every:
         order = pl.int_range(1, pl.len() + 1).over(
             list(by), order_by=[key, pl.col("doc_id")], descending=descending
@@ -367,6 +369,7 @@ def _rank_in_order(
     run: pl.LazyFrame,
     labels: pl.LazyFrame,
     options: EngineOptions,
+    ranking: pl.Expr,
     starts: pl.DataFrame,
     *,
     every: bool,
@@ -374,15 +377,18 @@ def _rank_in_order(
     """Rank the rows of a run whose rankings are each adjacent and best first.
 
     A row's rank is then read off the order: the position in its ranking
-    (``starts``: each ranking's first row) of the first row with the same
-    key, plus, for a key shared by several rows, the number of those whose
-    ``doc_id`` sorts first (:func:`_tie_ranks`, of the tied rows only: few,
-    and only those sharing a judged key unless ``every``). One pass over the
-    run flags the tied rows, and unless ``every`` keeps only them and the
-    judged ones; the rest is computed on what is kept.
+    (``starts``: each ranking's first row, by the id ``ranking`` computes)
+    of the first row with the same key, plus, for a key shared by several rows, the number of
+    those whose ``doc_id`` sorts first (:func:`_tie_ranks`, of the tied rows
+    only: few, and only those sharing a judged key unless ``every``). One
+    pass over the run flags the tied rows, and unless ``every`` keeps only
+    them and the judged ones; the rest, ranking ids included, is computed
+    on what is kept.
     """
     name, key, _ = _key(options)
-    group = _boundaries(pl.col(RANKING), key)
+    # rows are tied when their keys are equal: a tie across the end of a
+    # ranking only keeps a row more, whose rank its ranking's id sets right
+    group = _boundaries(key)
     tied = ~group | ~group.shift(-1).fill_null(value=True)
     kept = run.with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).alias(_RANK), tied.alias(_TIED)
@@ -393,7 +399,8 @@ def _rank_in_order(
     # kept row of the key (a forward fill, before any join reorders rows)
     first = _at_key_start(pl.col(_RANK), key)
     ranked = (
-        kept.with_columns(first.alias(_RANK))
+        kept.with_columns(ranking.alias(RANKING))
+        .with_columns(first.alias(_RANK))
         .join(starts.lazy(), on=RANKING)
         .with_columns(pl.col(_RANK) - pl.col(_START) + 1)
         .drop(_START)
@@ -508,24 +515,13 @@ def per_query_wide(
     labelled = label_qrels(qrels)
     if rankings is None:
         rankings = find_rankings(run, options)
-    run = run.with_columns(rankings.ranking.alias(RANKING))
-    sizes = rankings.sizes.lazy()
     if run_ids is None:
-        run_ids = sizes.select("run_id").unique()
+        run_ids = rankings.sizes.lazy().select("run_id").unique()
     variants: dict[bool, list[Metric]] = {}
     for metric in metrics:
         variants.setdefault(metric.judged_only, []).append(metric)
     frames = [
-        _variant(
-            group,
-            run,
-            labelled,
-            sizes,
-            run_ids,
-            options,
-            judged_only=flag,
-            starts=rankings.starts,
-        )
+        _variant(group, run, labelled, rankings, run_ids, options, judged_only=flag)
         for flag, group in variants.items()
     ]
     result = frames[0]
@@ -539,13 +535,13 @@ def _variant(
     metrics: list[Metric],
     run: pl.LazyFrame,
     labelled: pl.LazyFrame,
-    sizes: pl.LazyFrame,
+    rankings: Rankings,
     run_ids: pl.LazyFrame,
     options: EngineOptions,
     *,
     judged_only: bool,
-    starts: pl.DataFrame | None,
 ) -> pl.LazyFrame:
+    sizes = rankings.sizes.lazy()
     plans = [(m, m.info.build(m)) for m in metrics]
     pool = _closure((p.defs, p.value) for _, p in plans)
     stage: dict[str, list[Def]] = {}
@@ -565,7 +561,7 @@ def _variant(
     # 2. run side: every row ranked only when a metric needs it
     every = any(shared.full_sort(m) for m in metrics)
     rows = _rank(
-        run, labelled, options, judged_only=judged_only, every=every, starts=starts
+        run, labelled, options, judged_only=judged_only, every=every, rankings=rankings
     )
     later = stage.get("row", []) + stage.get("agg", []) + stage.get("ideal", [])
     row_needs = sorted({n for d in later for n in _roots(d.expr)} & qstat_names)

@@ -150,6 +150,35 @@ def test_find_rankings_reads_sizes_and_order_off_the_blocks() -> None:
     assert _found(run.head(0)) == ({}, False)
 
 
+@pytest.mark.parametrize("first", ["q1", "q2"])
+def test_a_score_shared_across_two_rankings_is_no_tie(first: str) -> None:
+    # every score is 1.0: each ranking is one tie, broken by doc_id
+    # descending, and the last row of one ranking sits right above the first
+    # of the other, with the same score; either ranking first
+    blocks = {"q1": ["a", "b", "c"], "q2": ["d", "e", "f"]}
+    order = [first, *(q for q in blocks if q != first)]
+    run = pl.LazyFrame(
+        {
+            "run_id": "r",
+            "query_id": [q for q in order for _ in blocks[q]],
+            "doc_id": [d for q in order for d in blocks[q]],
+            "score": 1.0,
+        }
+    )
+    qrels = pl.LazyFrame(
+        {"query_id": ["q1", "q2", "q2"], "doc_id": ["a", "d", "f"], "relevance": 1}
+    )
+    assert _engine.find_rankings(run, EngineOptions()).in_order
+    specs = [parse_metric(s) for s in ["RR", "AP", "P@2"]]
+    for metrics in (specs, [*specs, parse_metric(FULL)]):
+        got = per_query_wide(metrics, run, qrels, EngineOptions()).collect()
+        # q1: c, b, a (a at 3); q2: f, e, d (f at 1, d at 3)
+        assert got.select("query_id", "RR", "AP", "P@2").rows() == [
+            ("q1", 1 / 3, 1 / 3, 0.0),
+            ("q2", 1.0, (1 + 2 / 3) / 2, 0.5),
+        ]
+
+
 @pytest.mark.parametrize(
     ("runs", "queries", "docs", "adjacent", "repeat"),
     [
