@@ -1,8 +1,8 @@
-"""A one-line progress bar on stderr for long resampling loops.
+"""A one-line progress bar on stderr for long loops (resampling, buckets).
 
 It draws only when the stream is a terminal and the work is large, so logs,
-pipes, CI and doctests stay clean. It is the only place in the statistics
-layer that talks to the terminal.
+pipes, CI and doctests stay clean. It is the only place in the library that
+talks to the terminal.
 """
 
 from __future__ import annotations

@@ -93,6 +93,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         missing=args.missing,
         depth=args.depth,
         duplicates=args.duplicates,
+        rank_from=args.rank_from,
+        buckets=args.buckets,
     )
     by = args.by or []
     if by and args.queries is None:
@@ -181,6 +183,21 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("error", "first", "max"),
         default="error",
         help="a document twice in one ranking (default: error)",
+    )
+    ev.add_argument(
+        "--rank-from",
+        choices=("score", "column"),
+        default="score",
+        help="rank by score, ties by doc_id as trec_eval (default), or by the "
+        "run's rank column",
+    )
+    ev.add_argument(
+        "--buckets",
+        type=int,
+        metavar="N",
+        default=1,
+        help="evaluate the queries in N groups, one after the other, to bound "
+        "memory on runs larger than memory (each group reads the files again)",
     )
     ev.add_argument(
         "-o",

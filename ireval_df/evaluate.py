@@ -17,6 +17,7 @@ from ireval_df._engine import (
     may_repeat,
     per_query_wide,
 )
+from ireval_df._progress import Progress
 from ireval_df._schema import as_qrels, as_queries, as_run, is_pandas
 from ireval_df.errors import AlignmentError, DataError, IrevalError, IrevalWarning
 from ireval_df.metrics import parse_metrics
@@ -101,7 +102,8 @@ def evaluate(
         queries. With 1 (the default) a lazy run (a ``LazyFrame``, a Parquet
         file) is read into memory once, for every pass of the engine. The
         results do not depend on it. ``docs/benchmarks.md`` shows the memory
-        a 100-million-row run takes with and without.
+        a 100-million-row run takes with and without. On a terminal, a bar
+        on stderr shows the buckets done.
 
     Returns
     -------
@@ -180,24 +182,28 @@ def evaluate(
         stats = _alignment(pairs, qrels_lf, missing)
         run_ids = pairs.select("run_id").unique().lazy()  # a run may miss a bucket
     wides, dropped = [], 0
-    for part_run, part_qrels in _buckets(run_lf, qrels_lf, buckets):
-        rankings = find_rankings(part_run, options, repeats=True)
-        counts = _repeats(part_run, rankings)
-        if counts is not None:
-            part_run, extra = _deduplicate(part_run, counts, duplicates)
-            rankings = find_rankings(part_run, options)
-            dropped += extra
-        wide, stats = _evaluate_part(
-            part_run,
-            part_qrels,
-            rankings,
-            [*specs, *hidden],
-            options,
-            missing,
-            stats,
-            run_ids,
-        )
-        wides.append(wide)
+    # a bar on a terminal, for buckets (each a pass over the files)
+    bar = Progress(buckets, "evaluating buckets", work=None if buckets > 1 else 0)
+    with bar:
+        for part_run, part_qrels in _buckets(run_lf, qrels_lf, buckets):
+            rankings = find_rankings(part_run, options, repeats=True)
+            counts = _repeats(part_run, rankings)
+            if counts is not None:
+                part_run, extra = _deduplicate(part_run, counts, duplicates)
+                rankings = find_rankings(part_run, options)
+                dropped += extra
+            wide, stats = _evaluate_part(
+                part_run,
+                part_qrels,
+                rankings,
+                [*specs, *hidden],
+                options,
+                missing,
+                stats,
+                run_ids,
+            )
+            wides.append(wide)
+            bar.update()
     if dropped:
         warnings.warn(
             f"dropped {dropped} repeated (query, doc) rows from the run "

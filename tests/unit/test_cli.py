@@ -42,6 +42,31 @@ def test_evaluate_prints_a_table():
     assert err.count("\n") == 1
 
 
+def test_buckets_and_rank_from_reach_evaluate(tmp_path):
+    base = ["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "AP", "-m", "RR"]
+    code, table, _ = run_cli(base)
+    assert code == 0
+    assert run_cli([*base, "--buckets", "4"])[:2] == (0, table)
+    # ranked by the file's rank column, reversed: another ranking, other numbers
+    lines = Path(RUN).read_text().splitlines()
+    flipped = tmp_path / "flipped.run"
+    flipped.write_text(
+        "\n".join(
+            " ".join([*f[:3], str(1000 - int(f[3])), *f[4:]])
+            for f in (line.split() for line in lines)
+        )
+        + "\n"
+    )
+    by_score = run_cli(["evaluate", "--run", str(flipped), *base[3:]])[1]
+    assert by_score.split()[-3:] == table.split()[-3:]
+    code, by_column, _ = run_cli(
+        ["evaluate", "--run", str(flipped), *base[3:], "--rank-from", "column"]
+    )
+    assert code == 0
+    assert by_column.split()[-3:] != table.split()[-3:]
+    assert run_cli([*base, "--buckets", "0"])[0] == 1
+
+
 def test_run_only_queries_are_reported_on_stderr():
     code, _, err = run_cli(
         [

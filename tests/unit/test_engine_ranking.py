@@ -15,6 +15,8 @@ values themselves.
 
 from __future__ import annotations
 
+import io
+import sys
 import warnings
 from pathlib import Path
 
@@ -309,6 +311,30 @@ def test_buckets_give_the_same_result(buckets: int) -> None:
         one = evaluate(run, qrels, metrics, depth=50)
         split = evaluate(run, qrels, metrics, depth=50, buckets=buckets)
     assert_frame_equal(one, split)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("buckets", [1, 3])
+def test_buckets_draw_a_bar_on_a_terminal(
+    buckets: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        evaluate(DATA / "runs.parquet", DATA / "qrels.parquet", ["AP"], buckets=buckets)
+    drawn = terminal.getvalue()
+    if buckets == 1:  # one pass: nothing to show
+        assert drawn == ""
+    else:
+        assert "evaluating buckets [##########" in drawn
+        assert " 33%" in drawn
+        assert "100%" in drawn
+        assert drawn.endswith("\r")  # erased when done
 
 
 @pytest.mark.parametrize("buckets", [0, -1, 1.5, True])
