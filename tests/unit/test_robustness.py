@@ -136,7 +136,7 @@ def test_trec_files_with_a_utf8_bom(tmp_path: Path, gz: bool) -> None:
         ("r.json", b'{"q1": {"caf\xe9": 1}}', r"r\.json, line 1: not valid UTF-8"),
         (
             "r.run.gz",
-            gzip.compress(b"1 Q0 a 1 2 t\n1 Q0 \xff 2 1 t\n"),
+            gzip.compress(b"1 Q0 a 1 2 t\n1 Q0 \xff 2 1 t\n", mtime=0),
             r"r\.run\.gz, line 2: not valid UTF-8",
         ),
         (
@@ -145,6 +145,7 @@ def test_trec_files_with_a_utf8_bom(tmp_path: Path, gz: bool) -> None:
             r"r\.tsv, line 1: contains a NUL byte; .*UTF-16 text: convert it to UTF-8",
         ),
     ],
+    ids=["jsonl", "json", "run.gz", "tsv-utf16"],
 )
 def test_undecodable_bytes_name_the_line(
     tmp_path: Path, name: str, data: bytes, message: str
@@ -169,9 +170,10 @@ def test_nul_bytes_in_a_csv_are_a_binary_file(tmp_path: Path) -> None:
         ("e.jsonl", b""),
         ("e.json", b"  \n"),
         ("e.parquet", b""),
-        ("e.run.gz", gzip.compress(b"")),
+        ("e.run.gz", gzip.compress(b"", mtime=0)),
         ("e.tsv", b""),
     ],
+    ids=["jsonl", "json", "parquet", "run.gz", "tsv"],
 )
 def test_empty_files_in_every_format(tmp_path: Path, name: str, data: bytes) -> None:
     with pytest.raises(FormatError, match=r"is empty|only whitespace|it is empty"):
