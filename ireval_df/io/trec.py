@@ -357,11 +357,15 @@ def _fast(
     # ranks and grades parse as integers here (a rank like "1.0" sends the
     # file to the careful reader, which reads it as trec_eval would), kept or
     # not: an integer parses faster than a string is stored
-    numeric = {"score": pl.Float64, "rank": pl.Int64, "relevance": pl.Int64}
     # iter is only tested for emptiness: as a category it is stored as an
     # index into its few values, cheaper than a string
-    numeric["iter"] = pl.Categorical
-    schema = {field: numeric.get(field, pl.String) for field in layout.fields}
+    typed: dict[str, type[pl.DataType]] = {
+        "score": pl.Float64,
+        "rank": pl.Int64,
+        "relevance": pl.Int64,
+        "iter": pl.Categorical,
+    }
+    schema = {field: typed.get(field, pl.String) for field in layout.fields}
     options = {} if layout.exact else {"extra_columns": "ignore"}
     empty = [pl.col(field).is_null() for field in layout.fields]  # or missing
     try:
