@@ -186,23 +186,18 @@ def evaluate(
     bar = Progress(buckets, "evaluating buckets", work=None if buckets > 1 else 0)
     with bar:
         for part_run, part_qrels in _buckets(run_lf, qrels_lf, buckets):
-            rankings = find_rankings(part_run, options, repeats=True)
-            counts = _repeats(part_run, rankings)
-            if counts is not None:
-                part_run, extra = _deduplicate(part_run, counts, duplicates)
-                rankings = find_rankings(part_run, options)
-                dropped += extra
-            wide, stats = _evaluate_part(
+            wide, stats, extra = _evaluate_part(
                 part_run,
                 part_qrels,
-                rankings,
                 [*specs, *hidden],
                 options,
                 missing,
+                duplicates,
                 stats,
                 run_ids,
             )
             wides.append(wide)
+            dropped += extra
             bar.update()
     if dropped:
         warnings.warn(
@@ -278,26 +273,32 @@ def _buckets(
 def _evaluate_part(
     run: pl.LazyFrame,
     qrels: pl.LazyFrame,
-    rankings: Rankings,
     metrics: list[Metric],
     options: EngineOptions,
     missing: Missing,
+    duplicates: Duplicates,
     stats: dict[str, int],
     run_ids: pl.LazyFrame | None,
-) -> tuple[pl.DataFrame, dict[str, int]]:
-    """Evaluate one part: its wide per-query frame, and the alignment counts.
+) -> tuple[pl.DataFrame, dict[str, int], int]:
+    """Evaluate one part: its wide frame, the alignment counts, the rows dropped.
 
-    ``rankings`` are :func:`find_rankings` of ``run``. ``stats`` are the
-    counts already known (from every bucket at once), or empty: then this
-    part's rankings give them, and the alignment problems are reported
-    before the metrics are computed.
+    Repeated documents are rejected or dropped (``duplicates``) first.
+    ``stats`` are the counts already known (from every bucket at once), or
+    empty: then this part's rankings give them, and the alignment problems
+    are reported before the metrics are computed.
     """
+    rankings = find_rankings(run, options, repeats=True)
+    counts = _repeats(run, rankings)
+    dropped = 0
+    if counts is not None:
+        run, dropped = _deduplicate(run, counts, duplicates)
+        rankings = find_rankings(run, options)
     if not stats:
         stats = _alignment(rankings.sizes, qrels, missing)
     wide_lf = per_query_wide(
         metrics, run, qrels, options, rankings=rankings, run_ids=run_ids
     )
-    return wide_lf.collect(), stats
+    return wide_lf.collect(), stats, dropped
 
 
 def _repeats(run: pl.LazyFrame, rankings: Rankings) -> pl.DataFrame | None:
