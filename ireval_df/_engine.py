@@ -6,10 +6,11 @@ metrics and runs:
 1. qrels: label each judged row, compute per-query statistics (``qrels``
    stage) and the ideal-ranking tables (``ideal`` stage);
 2. run: find every ranking and count its documents (:func:`find_rankings`,
-   cut at ``depth``), give each ranking a unique 64-bit id (a hash of run_id
-   and query_id, checked for collisions: integer keys group and join far
-   faster than two strings) and rank by score descending then doc_id
-   descending. Row order never changes a result; when each ranking's rows
+   cut at ``depth``; the same pass counts each ranking's distinct documents
+   for the repeat check, :func:`may_repeat`), give each ranking a unique
+   64-bit id (a hash of run_id and query_id, checked for collisions:
+   integer keys group and join far faster than two strings) and rank by
+   score descending then doc_id descending. Row order never changes a result; when each ranking's rows
    happen to be adjacent and best first (as in a TREC file), which the same
    pass checks, ranks are read off the order, with a sort of the tied rows
    only. Otherwise, only when a requested metric is registered
