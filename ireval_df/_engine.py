@@ -10,15 +10,15 @@ metrics and runs:
    for the repeat check, :func:`may_repeat`), give each ranking a unique
    64-bit id (a hash of run_id and query_id, checked for collisions:
    integer keys group and join far faster than two strings) and rank by
-   score descending then doc_id descending. Row order never changes a result; when each ranking's rows
-   happen to be adjacent and best first (as in a TREC file), which the same
-   pass checks, ranks are read off the order, with a sort of the tied rows
-   only. Otherwise, only when a requested metric is registered
-   ``full_sort`` does every row get a rank (a sort of each ranking); else
-   only the documents in the qrels keep a row (found by a hash filter, then
-   an exact join), with their true rank, found by ranking the scores down
-   to each ranking's last judged document and sorting the doc_ids of the
-   few rows tied with a judged one. Then labels (NONPOOL -1,
+   score descending then doc_id descending. Row order never changes a
+   result; when each ranking's rows happen to be adjacent and best first
+   (as in a TREC file), which the same pass checks, ranks are read off the
+   order, with a sort of the tied rows only. Otherwise, only when a
+   requested metric is registered ``full_sort`` does every row get a rank
+   (a sort of each ranking); else only the documents in the qrels keep a
+   row (found by a hash filter, then an exact join), with their true rank,
+   found by ranking the scores down to each ranking's last judged document
+   and sorting the doc_ids of the few rows tied with a judged one. Then labels (NONPOOL -1,
    pooled-unjudged -2), the ``depth`` cut, and optionally the unjudged
    documents dropped and the rest renumbered (``judged_only``);
 3. row-stage columns, one ``with_columns`` per dependency layer;
@@ -182,18 +182,21 @@ def find_rankings(
     unordered = ~new & worse
     if options.rank_from == "score":  # NaN is no order; validation rejects it
         unordered = unordered | key.is_nan()
-    docs = [pl.col(_DOCS).n_unique()] if repeats else []
+    docs = [pl.col("doc_id").hash(3).alias(_DOCS)] if repeats else []
+    counted = [pl.col(_DOCS).n_unique()] if repeats else []
     blocks = (
         run.select(
-            new.cum_sum().set_sorted().alias(_BLOCK),
-            unordered.alias(_UNORDERED),
-            pl.col("doc_id").hash(3).alias(_DOCS),
+            new.cum_sum().set_sorted().alias(_BLOCK), unordered.alias(_UNORDERED), *docs
         )
         # the block number is sorted: the groups are slices of the rows, and
         # each block's hash set of documents is small enough to stay in cache
         # (the ids are gathered after: aggregated here too, they slow it 4x)
         .group_by(_BLOCK)
-        .agg(pl.len().cast(pl.Int64).alias(N_RET), pl.col(_UNORDERED).any(), *docs)
+        .agg(
+            pl.len().cast(pl.Int64).alias(N_RET),
+            pl.col(_UNORDERED).any(),
+            *counted,
+        )
         .sort(_BLOCK)
         .with_columns((pl.col(N_RET).cum_sum() - pl.col(N_RET)).alias(_START))
         .collect(engine="streaming")
@@ -286,7 +289,7 @@ def _rank(
     _, key, descending = _key(options)
     labels = labelled_qrels.select("query_id", "doc_id", "label")
     starts = None if rankings is None else rankings.starts
-    if rankings is not None and starts is None:
+    if rankings is not None and starts is None:  # the sorts group by the ids
         run = run.with_columns(rankings.ranking.alias(RANKING))
     if rankings is not None and starts is not None:
         rows = _rank_in_order(
@@ -379,12 +382,12 @@ def _rank_in_order(
 
     A row's rank is then read off the order: the position in its ranking
     (``starts``: each ranking's first row, by the id ``ranking`` computes)
-    of the first row with the same key, plus, for a key shared by several rows, the number of
-    those whose ``doc_id`` sorts first (:func:`_tie_ranks`, of the tied rows
-    only: few, and only those sharing a judged key unless ``every``). One
-    pass over the run flags the tied rows, and unless ``every`` keeps only
-    them and the judged ones; the rest, ranking ids included, is computed
-    on what is kept.
+    of the first row with the same key, plus, for a key shared by several
+    rows, the number of those whose ``doc_id`` sorts first
+    (:func:`_tie_ranks`, of the tied rows only: few, and only those sharing
+    a judged key unless ``every``). One pass over the run flags the tied
+    rows, and unless ``every`` keeps only them and the judged ones; the
+    rest, ranking ids included, is computed on what is kept.
     """
     name, key, _ = _key(options)
     # rows are tied when their keys are equal: a tie across the end of a

@@ -15,6 +15,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("pandas", "scipy", "hypothesis")
@@ -68,8 +69,8 @@ METRICS = [
 ]
 
 
-def test_evaluating_polars_frames_imports_no_heavy_module() -> None:
-    code = PROBE.format(heavy=HEAVY, metrics=METRICS)
+def _probe(code: str) -> Any:
+    """Run ``code`` in a fresh interpreter; return the JSON of its last line."""
     done = subprocess.run(
         [sys.executable, "-c", code],
         cwd=ROOT,
@@ -78,7 +79,11 @@ def test_evaluating_polars_frames_imports_no_heavy_module() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_evaluating_polars_frames_imports_no_heavy_module() -> None:
+    seen = _probe(PROBE.format(heavy=HEAVY, metrics=METRICS))
     assert seen == {"import": [], "evaluate": [], "numpy": False}
 
 
@@ -107,16 +112,7 @@ LAZY = (
 
 
 def test_import_loads_no_numpy_and_every_public_name_resolves() -> None:
-    code = IMPORT_PROBE.format(heavy=(*HEAVY, "numpy"), lazy=LAZY)
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    found = _probe(IMPORT_PROBE.format(heavy=(*HEAVY, "numpy"), lazy=LAZY))
     assert found["seen"] == {"heavy": [], "lazy": []}
     assert found["missing"] == []
     # a subpackage named like its function (compare, validate) never hides it
