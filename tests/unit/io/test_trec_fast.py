@@ -272,3 +272,57 @@ def test_evaluate_reads_the_rank_for_rank_from_column(tmp_path: Path) -> None:
     by_score = evaluate(path, qrels, ["RR"])["value"].to_list()
     by_rank = evaluate(path, qrels, ["RR"], rank_from="column")["value"].to_list()
     assert (by_score, by_rank) == ([0.5], [1.0])
+
+
+# --------------------------------------------------------------------------
+# the byte scan, window by window
+
+SCANNED = {"tab": b"\t", "cr": b"\r", "hash": b"#", "vt": b"\x0b", "ff": b"\x0c"}
+SCANNED |= {"nul": b"\x00"}
+SPOTS = {"first": 0, "window-end": trec._WINDOW - 1, "window-start": trec._WINDOW}
+SPOTS |= {"deep": 3 * trec._WINDOW + 7, "last": -1}
+
+
+def _scanned(data: bytes, tmp_path: Path) -> tuple[trec._Bytes, trec._Bytes]:
+    path = tmp_path / "scan.txt"
+    path.write_bytes(data)
+    with open(path, "rb", buffering=0) as fh:
+        return trec._Bytes.of(data), trec._Bytes.of_file(fh)
+
+
+@pytest.mark.parametrize("spot", list(SPOTS))
+@pytest.mark.parametrize("byte", list(SCANNED))
+def test_the_scan_finds_a_byte_in_any_window(
+    tmp_path: Path, byte: str, spot: str
+) -> None:
+    data = bytearray(b"x" * (4 * trec._WINDOW + 100))
+    data[SPOTS[spot]] = SCANNED[byte][0]
+    in_memory, from_file = _scanned(bytes(data), tmp_path)
+    assert in_memory == from_file
+    found = {
+        "tab": in_memory.tab,
+        "cr": in_memory.cr,
+        "hash": in_memory.hash,
+        "other": in_memory.other,
+    }
+    # a lone CR, VT, FF and NUL are "other"
+    assert found == {
+        "tab": byte == "tab",
+        "cr": byte == "cr",
+        "hash": byte == "hash",
+        "other": byte in {"cr", "vt", "ff", "nul"},
+    }
+    assert not in_memory.space
+
+
+def test_a_crlf_across_two_windows_is_no_lone_cr(tmp_path: Path) -> None:
+    line = b"1 Q0 a 1 2.5 x"
+    data = bytearray(b" " * (2 * trec._WINDOW))
+    data[trec._WINDOW - 1 : trec._WINDOW + 1] = b"\r\n"
+    data[-2:] = b"\r\n"
+    data[: len(line)] = line
+    in_memory, from_file = _scanned(bytes(data), tmp_path)
+    assert in_memory == from_file
+    assert (in_memory.cr, in_memory.other) == (True, False)
+    data[trec._WINDOW] = ord("y")  # the CR no longer ends a line
+    assert _scanned(bytes(data), tmp_path)[1].other
