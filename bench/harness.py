@@ -12,6 +12,9 @@ shape:
    each round), each a fresh ``python bench/tools.py TOOL run qrels`` from
    TREC text to the five means; the harness times the process and reads its
    peak RSS (``wait4``); the tool reports its own load / evaluation split;
+   beside them, ``text-read`` and ``text-floor``: processes that only read
+   the TREC files with polars (and join them), the least any polars-based
+   tool does;
 3. in-process: ``ireval_df.evaluate()`` from Parquet against the floor (read
    the Parquet files and left-join the run on the qrels), interleaved in one
    process.
@@ -50,6 +53,9 @@ from generate import SHAPES, generate  # noqa: E402
 from tools import MEASURES  # noqa: E402
 
 PEERS = ("ranx", "pytrec_eval", "ir_measures")
+#: Processes that only read the TREC files with polars (and join them): the
+#: least any polars-based tool does, timed beside the tools
+FLOORS = ("text-read", "text-floor")
 MODULES = {
     "ireval_df": "ireval_df",
     "ranx": "ranx",
@@ -236,6 +242,7 @@ def timed_rounds(
     entries = [(t, *_inputs(t, paths), 1) for t in tools]
     if "run_trec" in paths:
         entries.append(("ireval_df", paths["run_parquet"], paths["qrels_parquet"], 1))
+        entries += [(t, *_inputs(t, paths), 1) for t in FLOORS]
     elif buckets > 1:
         entries.append(
             ("ireval_df", paths["run_parquet"], paths["qrels_parquet"], buckets)
@@ -347,6 +354,21 @@ def markdown(results: dict[str, Any]) -> str:
             "given the paths: `evaluate()` reads the files itself, so its load is 0 "
             "and its evaluate includes the reading."
         )
+        if all(f in timing for f in FLOORS):
+            lines.append("")
+            lines.append(
+                "text-read: import polars and parse the TREC files (the four run "
+                "columns the measures need), no measures; text-floor: also "
+                "left-join the run on the qrels. What any polars-based tool does "
+                "at least."
+            )
+            if "pytrec_eval" in timing:
+                read = medians(timing["text-read"])["wall_s"]
+                peer = medians(timing["pytrec_eval"])["wall_s"]
+                lines.append(
+                    f"pytrec_eval takes {peer / read:.1f}x text-read: no "
+                    "polars-based tool can be faster than that."
+                )
         lines.append("")
         if "inproc" in block:
             ip = block["inproc"]

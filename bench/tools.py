@@ -25,6 +25,12 @@ Two more modes serve the harness:
 ``imports --rounds N``
     ``import ireval_df`` in fresh interpreters: median seconds, and whether
     pandas or scipy got imported.
+``text-read RUN.trec QRELS.trec``, ``text-floor RUN.trec QRELS.trec``
+    what any polars-based tool must do from TREC text at least, timed like a
+    tool: import polars and parse the four columns of the run the measures
+    need (single-space files, as ``bench/generate.py`` writes them; no
+    checks) and the qrels; ``text-floor`` also left-joins the run on the
+    qrels (the in-process floor's work, from text). No measures.
 """
 
 from __future__ import annotations
@@ -159,11 +165,50 @@ def run_ranx(
     return _report("ranx", t0, t1, t2, t3, values, n, note), grouped
 
 
+def run_text_read(
+    run_path: str, qrels_path: str, *, per_query: bool = False, join: bool = False
+) -> tuple[dict[str, Any], PerQuery]:
+    t0 = _clock()
+    import polars as pl
+
+    t1 = _clock()
+    text = {"separator": " ", "has_header": False, "quote_char": None}
+    fields = ("query_id", "iter", "doc_id", "rank", "score", "run_id")
+    types = {"score": pl.Float64, "relevance": pl.Int64}
+    run = (
+        pl.scan_csv(
+            run_path, schema={f: types.get(f, pl.String) for f in fields}, **text
+        )
+        .select("query_id", "doc_id", "score", "run_id")
+        .collect()
+    )
+    fields = ("query_id", "iter", "doc_id", "relevance")
+    qrels = pl.read_csv(
+        qrels_path, schema={f: types.get(f, pl.String) for f in fields}, **text
+    )
+    t2 = _clock()
+    if join:
+        run = run.join(qrels, on=["query_id", "doc_id"], how="left")
+    t3 = _clock()
+    n = run.select(pl.col("query_id").n_unique()).item()
+    name = "text-floor" if join else "text-read"
+    note = "read + left join, no measures" if join else "read only, no measures"
+    return _report(name, t0, t1, t2, t3, {}, n, note), {}
+
+
+def run_text_floor(
+    run_path: str, qrels_path: str, *, per_query: bool = False
+) -> tuple[dict[str, Any], PerQuery]:
+    return run_text_read(run_path, qrels_path, join=True)
+
+
 TOOLS = {
     "ireval_df": run_ireval_df,
     "pytrec_eval": run_pytrec_eval,
     "ir_measures": run_ir_measures,
     "ranx": run_ranx,
+    "text-read": run_text_read,
+    "text-floor": run_text_floor,
 }
 
 
@@ -182,7 +227,7 @@ def _report(
         "import_s": t1 - t0,
         "load_s": t2 - t1,
         "eval_s": t3 - t2,
-        "means": {m: means[m] for m in MEASURES},
+        "means": {m: means[m] for m in MEASURES if m in means},
         "n_queries": n_queries,
         "note": note,
     }

@@ -67,6 +67,12 @@ def test_harness_runs_on_the_tiny_shape(tmp_path: Path) -> None:
     results = json.loads(out.read_text())
     block = results["shapes"]["tiny"]
     assert set(block["timing"]) >= {"ireval_df", "ireval_df (Parquet)"}
+    # the floors read every query of the run, and say so beside the table
+    floors = {"text-read", "text-floor"}
+    assert floors <= set(block["timing"])
+    queries = {block["timing"][t][0]["n_queries"] for t in [*floors, "ireval_df"]}
+    assert len(queries) == 1
+    assert "text-read: import polars" in done.stdout
     for per_metric in block.get("agreement", {}).get("peers", {}).values():
         assert all(d["unexplained"] == 0 for d in per_metric.values()), per_metric
     assert results["imports"]["pandas"] is False
