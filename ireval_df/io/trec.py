@@ -401,14 +401,13 @@ def _fast(
     kept = _kept(layout, rank=rank)
     # ranks and grades parse as integers here (a rank like "1.0" sends the
     # file to the careful reader, which reads it as trec_eval would), kept or
-    # not: an integer parses faster than a string is stored
-    # iter is only tested for emptiness: as a category it is stored as an
-    # index into its few values, cheaper than a string
+    # not: an integer parses faster than a string is stored. iter, only
+    # tested for emptiness, stays a string: parsed as a category, each value
+    # is looked up in polars' global map, which costs more than the string
     typed: dict[str, type[pl.DataType]] = {
         "score": pl.Float64,
         "rank": pl.Int64,
         "relevance": pl.Int64,
-        "iter": pl.Categorical,
     }
     schema = {field: typed.get(field, pl.String) for field in layout.fields}
     options = {} if layout.exact else {"extra_columns": "ignore"}
