@@ -17,11 +17,15 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 from ireval_df.errors import FormatError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from io import FileIO
+
     from ireval_df._typing import PathLike
 
 __all__ = [
     "GZIP_MAGIC",
     "Format",
+    "bytes_in",
     "check_text",
     "refuse_nul",
     "detect_format",
@@ -51,6 +55,8 @@ _BY_SUFFIX: dict[str, Format] = {
 
 #: How many characters of an offending line a message quotes.
 _LINE_CHARS = 200
+#: Bytes searched at a time by :func:`bytes_in`: well inside a core's cache.
+_WINDOW = 1 << 18
 
 
 def display(path: PathLike) -> str:
@@ -136,6 +142,46 @@ def line_error(name: str, line: int, text: str, problem: str) -> FormatError:
     a.run, line 3: expected 6 fields, found 2: '301 Q0'
     """
     return FormatError(f"{name}, line {line}: {problem}: {shorten(text)}")
+
+
+def bytes_in(source: bytes | mmap.mmap | FileIO, wanted: Sequence[bytes]) -> set[bytes]:
+    r"""Tell which of the single bytes ``wanted`` occur in ``source``.
+
+    ``source`` is bytes, a map, or a file opened unbuffered (``"rb"``,
+    ``buffering=0``), read from its start. Each search is a ``memchr``. Over
+    a whole large file each would read it from memory again; window by
+    window (256 KiB), only a window's first search does, and the others find
+    it in the cache. A file is read into one reused window rather than
+    mapped: mapping costs a page fault every few pages. A byte once found is
+    not searched for again. On a 335 MB file, the seven searches of the TREC
+    reader take 0.055 s this way against 0.12 s over a map.
+
+    Examples
+    --------
+    >>> sorted(bytes_in(b"1 Q0 a 1 2.5 x\n", [b"\t", b" ", b"\r"]))
+    [b' ']
+    """
+    missing = list(wanted)
+    for buffer, start, end in _windows(source):
+        missing = [b for b in missing if buffer.find(b, start, end) == -1]
+        if not missing:
+            break
+    return set(wanted).difference(missing)
+
+
+def _windows(
+    source: bytes | mmap.mmap | FileIO,
+) -> Iterator[tuple[bytes | bytearray | mmap.mmap, int, int]]:
+    """Yield ``(buffer, start, end)``: ``source`` window by window."""
+    if isinstance(source, bytes | mmap.mmap):
+        for start in range(0, len(source), _WINDOW):
+            yield source, start, min(start + _WINDOW, len(source))
+        return
+    buffer = bytearray(_WINDOW)
+    view = memoryview(buffer)
+    source.seek(0)
+    while size := source.readinto(view):
+        yield buffer, 0, size
 
 
 def read_bytes(path: PathLike) -> bytes:

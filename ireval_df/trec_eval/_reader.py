@@ -40,6 +40,8 @@ from typing import IO, Any
 
 import polars as pl
 
+from ireval_df.io._files import bytes_in
+
 __all__ = [
     "InputError",
     "Tables",
@@ -336,10 +338,11 @@ def _fast_run_fields(raw: Data, encoding: str, path: str | None) -> pl.DataFrame
     reader instead; lines with no field at all (blank) are dropped, as
     trec_eval skips them.
     """
-    if encoding != "utf-8" or any(contains(raw, c) for c in (b"\x0b", b"\x0c", b"\r")):
+    if encoding != "utf-8":
         return None
-    has_tab = contains(raw, b"\t")
-    if has_tab and contains(raw, b" "):
+    found = bytes_in(raw, (b"\x0b", b"\x0c", b"\r", b"\t", b" "))
+    has_tab = b"\t" in found
+    if found & {b"\x0b", b"\x0c", b"\r"} or (has_tab and b" " in found):
         return None
     names = [f"f{i}" for i in range(6)]
     schema: dict[str, type[pl.DataType]] = dict.fromkeys(names, pl.String)

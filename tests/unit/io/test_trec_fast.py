@@ -20,7 +20,7 @@ from polars.testing import assert_frame_equal
 from ireval_df import evaluate, read_run
 from ireval_df._schema import as_run
 from ireval_df.errors import FormatError, SchemaError
-from ireval_df.io import trec
+from ireval_df.io import _files, trec
 from ireval_df.io._load import load
 
 if TYPE_CHECKING:
@@ -279,15 +279,15 @@ def test_evaluate_reads_the_rank_for_rank_from_column(tmp_path: Path) -> None:
 
 SCANNED = {"tab": b"\t", "cr": b"\r", "hash": b"#", "vt": b"\x0b", "ff": b"\x0c"}
 SCANNED |= {"nul": b"\x00"}
-SPOTS = {"first": 0, "window-end": trec._WINDOW - 1, "window-start": trec._WINDOW}
-SPOTS |= {"deep": 3 * trec._WINDOW + 7, "last": -1}
+SPOTS = {"first": 0, "window-end": _files._WINDOW - 1, "window-start": _files._WINDOW}
+SPOTS |= {"deep": 3 * _files._WINDOW + 7, "last": -1}
 
 
 def _scanned(data: bytes, tmp_path: Path) -> tuple[trec._Bytes, trec._Bytes]:
     path = tmp_path / "scan.txt"
     path.write_bytes(data)
     with open(path, "rb", buffering=0) as fh:
-        return trec._Bytes.of(data), trec._Bytes.of_file(fh)
+        return trec._Bytes.of(data), trec._Bytes.of(fh)
 
 
 @pytest.mark.parametrize("spot", list(SPOTS))
@@ -295,7 +295,7 @@ def _scanned(data: bytes, tmp_path: Path) -> tuple[trec._Bytes, trec._Bytes]:
 def test_the_scan_finds_a_byte_in_any_window(
     tmp_path: Path, byte: str, spot: str
 ) -> None:
-    data = bytearray(b"x" * (4 * trec._WINDOW + 100))
+    data = bytearray(b"x" * (4 * _files._WINDOW + 100))
     data[SPOTS[spot]] = SCANNED[byte][0]
     in_memory, from_file = _scanned(bytes(data), tmp_path)
     assert in_memory == from_file
@@ -317,12 +317,12 @@ def test_the_scan_finds_a_byte_in_any_window(
 
 def test_a_crlf_across_two_windows_is_no_lone_cr(tmp_path: Path) -> None:
     line = b"1 Q0 a 1 2.5 x"
-    data = bytearray(b" " * (2 * trec._WINDOW))
-    data[trec._WINDOW - 1 : trec._WINDOW + 1] = b"\r\n"
+    data = bytearray(b" " * (2 * _files._WINDOW))
+    data[_files._WINDOW - 1 : _files._WINDOW + 1] = b"\r\n"
     data[-2:] = b"\r\n"
     data[: len(line)] = line
     in_memory, from_file = _scanned(bytes(data), tmp_path)
     assert in_memory == from_file
     assert (in_memory.cr, in_memory.other) == (True, False)
-    data[trec._WINDOW] = ord("y")  # the CR no longer ends a line
+    data[_files._WINDOW] = ord("y")  # the CR no longer ends a line
     assert _scanned(bytes(data), tmp_path)[1].other

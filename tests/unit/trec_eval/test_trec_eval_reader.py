@@ -162,6 +162,24 @@ def test_fast_and_careful_readers_agree(variant: object) -> None:
     assert got[1] == expected[1] == "last"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1 Q0 a 1 2.5 r\n1 Q0 b\x0bx 2 1e-3 r\n",  # a vertical tab splits a field
+        "1 Q0 a 1 2.5 r\n1 Q0 b\x0cx 2 1e-3 r\n",  # so does a form feed
+        "1 Q0 a 1 2.5 r\n1 Q0 b\rx 2 1e-3 r\n",  # and a CR not ending a line
+        "1\tQ0\ta\t1\t2.5\tr\n1\tQ0\tb x\t2\t1e-3\tr\n",  # a space among tabs
+    ],
+    ids=["vt", "ff", "lone-cr", "space-in-tabs"],
+)
+def test_other_whitespace_reads_as_the_careful_reader(text: str) -> None:
+    # the CSV reader splits on one separator only: these files must not take
+    # the fast path (latin-1 always takes the careful one)
+    fast, careful = read_run(text.encode(), "utf-8"), read_run(text.encode(), "latin-1")
+    assert fast[0].equals(careful[0])
+    assert fast[1] == careful[1]
+
+
 def test_scores_the_csv_reader_cannot_read_fall_back_to_atof() -> None:
     frame, _ = read_run(b"1 Q0 a 1 0x10 r\n1 Q0 b 2 3.5abc r\n", "utf-8")
     assert frame["score"].to_list() == [16.0, 3.5]
