@@ -18,9 +18,10 @@ metrics and runs:
    (a sort of each ranking); else only the documents in the qrels keep a
    row (found by a hash filter, then an exact join), with their true rank,
    found by ranking the scores down to each ranking's last judged document
-   and sorting the doc_ids of the few rows tied with a judged one. Then labels (NONPOOL -1,
-   pooled-unjudged -2), the ``depth`` cut, and optionally the unjudged
-   documents dropped and the rest renumbered (``judged_only``);
+   and sorting the doc_ids of the few rows tied with a judged one. Then
+   labels (NONPOOL -1, pooled-unjudged -2), the ``depth`` cut, and
+   optionally the unjudged documents dropped and the rest renumbered
+   (``judged_only``);
 3. row-stage columns, one ``with_columns`` per dependency layer;
 4. one ``group_by`` (ranking id) ``.agg`` for all metrics, joined onto the
    rankings' sizes (a ranking without a row is an empty aggregate);
