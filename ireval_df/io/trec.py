@@ -38,6 +38,11 @@ from ireval_df.io._files import (
     read_bytes,
 )
 
+try:
+    from ireval_df.io import _ctrec
+except ImportError:  # built without a C compiler: polars reads everything
+    _ctrec = None  # type: ignore[assignment]
+
 if TYPE_CHECKING:
     from io import FileIO
 
@@ -64,6 +69,9 @@ _INT32 = (-(2**31), 2**31 - 1)
 # the fast reader's flags: every field of the line is empty (a blank line),
 # some field is empty or missing
 _BLANK, _GAP = "__ireval_blank", "__ireval_gap"
+# the C tokenizer's letter for each field it converts; other kept fields are
+# strings ("s"), fields it only checks for are "x"
+_KINDS = {"score": "f", "rank": "u", "relevance": "i"}
 
 
 @dataclass(frozen=True)
@@ -281,7 +289,7 @@ def trec_run_id_of_last_line(path: PathLike) -> str:
 def _read(
     path: PathLike, layout: _Layout, *, lenient: bool = False, rank: bool = True
 ) -> pl.DataFrame:
-    """Read with the fast reader when it can vouch for the file, else carefully."""
+    """Read with the fastest reader that can vouch for the file."""
     name = display(path)
     data: bytes | None = None
     try:
@@ -289,12 +297,22 @@ def _read(
             if os.fstat(fh.fileno()).st_size == 0:
                 msg = f"{name} is empty"
                 raise FormatError(msg)
-            flags = None if fh.read(2) == GZIP_MAGIC else _Bytes.of(fh)
+            gzipped = fh.read(2) == GZIP_MAGIC
+            frame = None
+            if not gzipped and _ctrec is not None:
+                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                    frame = _native(mm, layout, rank=rank)
+            flags = None if gzipped or frame is not None else _Bytes.of(fh)
     except OSError as exc:
         raise file_error(path, exc) from exc
+    if frame is not None:
+        return _finish(frame, layout, lenient=lenient, rank=rank)
     source: str | bytes = os.fspath(path)
-    if flags is None:  # gzipped: decompress once, for both readers
+    if flags is None:  # gzipped: decompress once, for every reader
         data = read_bytes(path)
+        frame = _native(data, layout, rank=rank)
+        if frame is not None:
+            return _finish(frame, layout, lenient=lenient, rank=rank)
         flags = _Bytes.of(data)
         source = data
     frame = _fast(source, flags, layout, rank=rank)
@@ -302,6 +320,45 @@ def _read(
         raw = read_bytes(path) if data is None else data
         return _careful(raw, name, layout, lenient=lenient, rank=rank)
     return _finish(frame, layout, lenient=lenient, rank=rank)
+
+
+def _native(
+    data: bytes | mmap.mmap,
+    layout: _Layout,
+    *,
+    rank: bool = True,
+    threads: int | None = None,
+) -> pl.DataFrame | None:
+    """Tokenize plain text with the C extension, or return None.
+
+    ``_ctrec`` splits lines on whitespace runs as the careful reader does,
+    on all cores, and hands polars Arrow columns without a copy. It takes
+    only plain text (ASCII, no NUL, no carriage return inside a line,
+    numbers in their simple spellings, the right number of fields, at least
+    one data line) and returns None for anything else, so every problem is
+    still found and reported by the Python readers below it. ``threads``
+    defaults to the size of polars' thread pool.
+    """
+    if _ctrec is None:
+        return None
+    kept = _kept(layout, rank=rank)
+    kinds = "".join(
+        _KINDS.get(field, "s") if field in kept else "x" for field in layout.fields
+    )
+    threads = pl.thread_pool_size() if threads is None else threads
+    columns = _ctrec.parse(data, kinds, layout.exact, threads)
+    if columns is None:
+        return None
+    return pl.DataFrame(
+        [
+            # a Series built from Arrow takes the Arrow field's (empty) name
+            pl.concat([pl.Series(chunk) for chunk in chunks], rechunk=False).alias(
+                field
+            )
+            for field, chunks in zip(layout.fields, columns, strict=True)
+            if chunks is not None
+        ]
+    )
 
 
 @dataclass(frozen=True)

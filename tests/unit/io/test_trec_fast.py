@@ -5,7 +5,9 @@ The fast reader splits on one separator and does not keep ``iter`` (nor
 with no null among the kept ones. Each line below must read as the careful
 reader reads it (the same frame or the same error), with and without the
 rank, and must go to the careful reader exactly when the fast one cannot
-vouch for it.
+vouch for it. The C tokenizer, which reads plain files before either of
+them, is turned off here (``test_trec_native.py`` holds it to the careful
+reader), so that the public readers below exercise the polars ones.
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ from ireval_df.io._load import load
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
+
+
+@pytest.fixture(autouse=True)
+def _without_the_c_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(trec, "_ctrec", None)
+
 
 GOOD_RUN = "1 Q0 a 1 2.5 x\n"
 GOOD_QRELS = "1 0 a 1\n"
