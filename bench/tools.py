@@ -9,7 +9,9 @@ reads its peak RSS; ``load_s``/``eval_s`` split the work inside it. With
 ``--per-query`` the per-query values are also written (stdlib ``json``, after
 everything is timed) for the agreement check.
 
-Tools: ``ireval_df`` (TREC text or Parquet), ``pytrec_eval``
+Tools: ``ireval_df`` (TREC text or Parquet), ``ireval_df-polars`` (the same
+with its C tokenizer turned off, as installed without a C compiler),
+``pytrec_eval``
 (pytrec_eval-terrier), ``ir_measures``, ``ranx``. Each library is imported
 only by its own function, so a process carries only the tool it measures.
 
@@ -65,11 +67,20 @@ def _clock() -> float:
 
 
 def run_ireval_df(
-    run_path: str, qrels_path: str, *, per_query: bool = False, buckets: int = 1
+    run_path: str,
+    qrels_path: str,
+    *,
+    per_query: bool = False,
+    buckets: int = 1,
+    native: bool = True,
 ) -> tuple[dict[str, Any], PerQuery]:
     t0 = _clock()
     import ireval_df as ie
 
+    if not native:  # as installed without a C compiler: polars reads the text
+        from ireval_df.io import trec
+
+        trec._ctrec = None
     t1 = _clock()
     # evaluate() is given the paths and reads the files itself (as the CLI
     # does): it reads only the columns it needs, so the load time is 0 here
@@ -90,7 +101,8 @@ def run_ireval_df(
             grouped[metric][qid] = value
     n = int(means["n_queries"].max())
     note = f"{buckets} buckets" if buckets > 1 else ""
-    return _report("ireval_df", t0, t1, t2, t3, values, n, note), grouped
+    name = "ireval_df" if native else "ireval_df-polars"
+    return _report(name, t0, t1, t2, t3, values, n, note), grouped
 
 
 def run_pytrec_eval(
@@ -201,6 +213,7 @@ def run_text_read(
 
 TOOLS = {
     "ireval_df": run_ireval_df,
+    "ireval_df-polars": partial(run_ireval_df, native=False),
     "pytrec_eval": run_pytrec_eval,
     "ir_measures": run_ir_measures,
     "ranx": run_ranx,
