@@ -506,15 +506,10 @@ static void chunk_dealloc(ChunkObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *chunk_len(ChunkObject *self, PyObject *Py_UNUSED(ignored)) {
-    return PyLong_FromLongLong(self->length);
-}
-
 static PyMethodDef chunk_methods[] = {
     {"__arrow_c_array__", (PyCFunction)(void (*)(void))chunk_arrow_c_array,
      METH_VARARGS | METH_KEYWORDS,
      "Export the chunk once as an Arrow (schema, array) PyCapsule pair."},
-    {"rows", (PyCFunction)chunk_len, METH_NOARGS, "The number of values."},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject ChunkType = {

@@ -8,7 +8,6 @@ class Chunk:
     def __arrow_c_array__(
         self, requested_schema: object | None = None
     ) -> tuple[object, object]: ...
-    def rows(self) -> int: ...
 
 def parse(
     data: Buffer, kinds: str, exact: bool, threads: int, /
