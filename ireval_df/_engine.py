@@ -62,6 +62,11 @@ _RANK = "__ireval_rank"
 _TIED, _TIE = "__ireval_tied", "__ireval_tie"
 _START, _UNORDERED = "__ireval_start", "__ireval_unordered"
 _BLOCK, _DOCS = "__ireval_block", "__ireval_docs"
+#: The judged-row filter's bitmap (:func:`_judged`): its bits, and the most
+#: labels it takes
+_COARSE_BITS = 25
+_COARSE_MASK = (1 << _COARSE_BITS) - 1
+_COARSE_KEYS = 1 << (_COARSE_BITS - 5)
 #: Seeds tried for the ranking hash before giving up (each collides with
 #: probability ~ n^2 / 2^65 for n rankings).
 _SEEDS = 16
@@ -327,10 +332,17 @@ def _judged(labels: pl.LazyFrame) -> pl.Expr:
     """Flag the run rows whose (query_id, doc_id) may be in ``labels``.
 
     A cheap hash filter over every row; a collision only lets an extra row
-    through to the exact join that follows it.
+    through to the exact join that follows it. Up to ``_COARSE_KEYS``
+    labels, only the low ``_COARSE_BITS`` bits of the hash are tested:
+    polars tests integers of so small a range against a bitmap, twice as
+    fast as against a set of 64-bit hashes (10 million rows: 0.035 s
+    against 0.07 s), and at most 3 % of the other rows pass.
     """
-    known = labels.select(_doc_hash().alias("h")).collect()["h"].implode()
-    return _doc_hash().is_in(known)
+    known = labels.select(_doc_hash().alias("h")).collect()["h"]
+    if known.len() > _COARSE_KEYS:
+        return _doc_hash().is_in(known.implode())
+    low = (known & _COARSE_MASK).cast(pl.UInt32).unique().implode()
+    return (_doc_hash() & _COARSE_MASK).cast(pl.UInt32).is_in(low)
 
 
 def _rank_judged(

@@ -379,3 +379,29 @@ def test_colliding_ranking_ids_are_replaced(monkeypatch: pytest.MonkeyPatch) -> 
     assert seeds[-4:] == [0, 1, 2, 3]
     got = per_query_wide(specs, run, qrels, EngineOptions()).collect()
     assert_frame_equal(got, expected)
+
+
+@pytest.mark.parametrize(
+    ("mask", "keys"),
+    [(0, 1 << 20), (_engine._COARSE_MASK, 0)],
+    ids=["every-row-passes-the-bitmap", "hash-set"],
+)
+@pytest.mark.parametrize("layout", ["in order", "shuffled"])
+def test_the_judged_row_filter_only_narrows(
+    monkeypatch: pytest.MonkeyPatch, layout: str, mask: int, keys: int
+) -> None:
+    # the filter may let any row through to the exact join, as a bitmap of no
+    # bits does; with more labels than the bitmap takes it tests full hashes
+    run = _layouts(_frames()[0])[layout]
+    qrels = _frames()[1]
+    specs = [parse_metric(s) for s in PARTIAL]
+    expected = per_query_wide(specs, run, qrels, EngineOptions()).collect()
+    monkeypatch.setattr(_engine, "_COARSE_MASK", mask)
+    monkeypatch.setattr(_engine, "_COARSE_KEYS", keys)
+    labels = _engine.label_qrels(qrels)
+    passed = run.filter(_engine._judged(labels)).collect().height
+    judged = run.join(qrels, on=["query_id", "doc_id"], how="semi").collect().height
+    total = run.collect().height
+    assert passed == (total if mask == 0 else judged) > 0
+    got = per_query_wide(specs, run, qrels, EngineOptions()).collect()
+    assert_frame_equal(got, expected)
