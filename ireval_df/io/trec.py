@@ -349,16 +349,24 @@ def _native(
     columns = _ctrec.parse(data, kinds, layout.exact, threads)
     if columns is None:
         return None
-    return pl.DataFrame(
-        [
+    series: list[pl.Series] = []
+    values: dict[str, str] = {}
+    rows = 0
+    for field, column in zip(layout.fields, columns, strict=True):
+        if isinstance(column, tuple):  # the same string on every line
+            values[field], rows = column
+        elif column is not None:
             # a Series built from Arrow takes the Arrow field's (empty) name
-            pl.concat([pl.Series(chunk) for chunk in chunks], rechunk=False).alias(
-                field
-            )
-            for field, chunks in zip(layout.fields, columns, strict=True)
-            if chunks is not None
-        ]
+            chunks = [pl.Series(chunk) for chunk in column]
+            series.append(pl.concat(chunks, rechunk=False).alias(field))
+    if not series and values:  # nothing else sets the height
+        field, value = values.popitem()
+        series.append(pl.repeat(value, rows, dtype=pl.String, eager=True).alias(field))
+    # a literal stays one value in the frame (a scalar column), not one a row
+    frame = pl.DataFrame(series).with_columns(
+        pl.lit(value, pl.String).alias(field) for field, value in values.items()
     )
+    return frame.select(field for field in layout.fields if field in frame.columns)
 
 
 @dataclass(frozen=True)

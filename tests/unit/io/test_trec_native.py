@@ -291,6 +291,111 @@ def test_a_bad_line_in_any_part_leaves_the_file() -> None:
 
 
 # --------------------------------------------------------------------------
+# a string column holding one value on every line is returned as that value
+
+
+def tagged_run(tags: list[str], rows: int = 40_000) -> bytes:
+    """A run past 1 MiB whose rows take ``tags`` in turn, in equal stretches."""
+    stretch = -(-rows // len(tags))
+    return "".join(
+        f"q{i // 100} Q0 d{i} {i % 100 + 1} {1000 - i % 100} {tags[i // stretch]}\n"
+        for i in range(rows)
+    ).encode()
+
+
+def one_values(data: bytes, threads: int) -> dict[str, object]:
+    """The run fields the tokenizer returns as one value, with that value."""
+    columns = trec._ctrec.parse(data, "sxsufs", False, threads)
+    assert columns is not None
+    return {
+        field: column[0]
+        for field, column in zip(trec._RUN.fields, columns, strict=True)
+        if isinstance(column, tuple)
+    }
+
+
+LONG = "a-tag-longer-than-twelve-bytes"
+
+
+@needs_extension
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("tag", ["bm25", LONG])
+def test_a_tag_on_every_line_is_one_value(tag: str, threads: int) -> None:
+    data = tagged_run([tag])
+    assert one_values(data, threads) == {"run_id": tag}
+    got = native(data, trec._RUN, threads=threads)
+    assert got is not None
+    assert_frame_equal(got, careful(data, trec._RUN))
+
+
+@needs_extension
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize(
+    "tags",
+    [
+        ["x", "y"],  # with 2 threads, one value in each part
+        ["x", "y", "x"],
+        ["bm25", LONG],
+        [LONG, LONG + "-2"],  # long values, of one length then another
+        [LONG, LONG[::-1]],  # long values of one length
+        ["bm25", "bm2"],  # a value that begins the first one
+        [LONG, LONG[:-1]],
+    ],
+    ids=repr,
+)
+def test_tags_that_change_are_read_row_by_row(tags: list[str], threads: int) -> None:
+    data = tagged_run(tags)
+    assert one_values(data, threads) == {}
+    got = native(data, trec._RUN, threads=threads)
+    assert got is not None
+    assert_frame_equal(got, careful(data, trec._RUN))
+
+
+@needs_extension
+@pytest.mark.parametrize("at", [1, 20_000, 39_999], ids=["second", "middle", "last"])
+def test_one_line_with_another_tag_is_kept(at: int) -> None:
+    lines = tagged_run([LONG]).splitlines(keepends=True)
+    lines[at] = lines[at].replace(LONG.encode(), b"other")
+    data = b"".join(lines)
+    for threads in (1, 2, 3):
+        assert one_values(data, threads) == {}
+        got = native(data, trec._RUN, threads=threads)
+        assert got is not None
+        assert got["run_id"].to_list().count("other") == 1
+        assert_frame_equal(got, careful(data, trec._RUN))
+
+
+@needs_extension
+@pytest.mark.parametrize(
+    "tags", [("x", "y"), ("bm25", "bm2"), (LONG, LONG[::-1])], ids=repr
+)
+def test_parts_of_one_value_each_are_read_row_by_row(tags: tuple[str, str]) -> None:
+    # two threads split the file after the first newline past its middle
+    # byte; the first tag ends there, so each part holds one value
+    def run(cut: int) -> bytes:
+        return b"".join(
+            f"q{i} Q0 d{i} 1 2.5 {tags[i >= cut]}\n".encode() for i in range(40_000)
+        )
+
+    cut, data = 0, run(0)
+    while (split := data[: data.index(b"\n", len(data) // 2) + 1].count(b"\n")) != cut:
+        cut, data = split, run(split)
+    assert one_values(data, 2) == {}
+    got = native(data, trec._RUN, threads=2)
+    assert got is not None
+    assert got["run_id"].to_list() == [tags[i >= cut] for i in range(40_000)]
+
+
+@needs_extension
+def test_a_frame_of_one_value_strings_has_the_file_s_height() -> None:
+    # no run or qrels layout keeps only strings; the frame is built all the same
+    layout = trec._Layout("pairs", ("a", "b"), exact=True, spelled="a b")
+    got = trec._native(b"p q\n\np q\n", layout, rank=False, threads=1)
+    assert got is not None
+    assert got.to_dict(as_series=False) == {"a": ["p", "p"], "b": ["q", "q"]}
+
+
+# --------------------------------------------------------------------------
 # through the public readers
 
 
