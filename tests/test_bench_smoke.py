@@ -99,3 +99,24 @@ def test_agreement_flags_a_difference_only_a_tie_rule_explains() -> None:
     )
     same = harness.compare("ir_measures", ours, ours, ties=set())
     assert all(d["differ"] == 0 for d in same.values())
+
+
+@pytest.mark.slow
+def test_the_polars_only_tool_gives_the_same_means(tmp_path: Path) -> None:
+    # ``ireval_df-polars`` is ireval_df as installed without a C compiler,
+    # timed beside it in docs/benchmarks.md
+    generate = [sys.executable, str(BENCH / "generate.py"), "tiny", str(tmp_path)]
+    subprocess.run(generate, capture_output=True, check=True)
+    paths = [str(tmp_path / "run.trec"), str(tmp_path / "qrels.trec")]
+    outputs = {}
+    for tool in ("ireval_df", "ireval_df-polars"):
+        done = subprocess.run(
+            [sys.executable, str(BENCH / "tools.py"), tool, *paths],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        outputs[tool] = json.loads(done.stdout)
+    assert outputs["ireval_df-polars"]["tool"] == "ireval_df-polars"
+    assert outputs["ireval_df-polars"]["means"] == outputs["ireval_df"]["means"]
+    assert outputs["ireval_df"]["n_queries"] == 50
