@@ -336,7 +336,7 @@ def _judged(labels: pl.LazyFrame) -> pl.Expr:
     labels, only the low ``_COARSE_BITS`` bits of the hash are tested:
     polars tests integers of so small a range against a bitmap, twice as
     fast as against a set of 64-bit hashes (10 million rows: 0.035 s
-    against 0.07 s), and at most 3 % of the other rows pass.
+    against 0.07 s), and at most about 3 % of the other rows pass.
     """
     known = labels.select(_doc_hash().alias("h")).collect()["h"]
     if known.len() > _COARSE_KEYS:

@@ -332,7 +332,9 @@ def _native(
     """Tokenize plain text with the C extension, or return None.
 
     ``_ctrec`` splits lines on whitespace runs as the careful reader does,
-    on all cores, and hands polars Arrow columns without a copy. It takes
+    on all cores, and hands polars Arrow columns without a copy (a string
+    field with one value on every line, as a run's tag mostly is, comes
+    back as that value, which the frame keeps as a scalar column). It takes
     only plain text (ASCII, no NUL, no carriage return inside a line,
     numbers in their simple spellings, the right number of fields, at least
     one data line) and returns None for anything else, so every problem is
