@@ -6,7 +6,11 @@ import math
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ireval_df.io import trec
+from ireval_df.trec_eval import _reader
 from ireval_df.trec_eval._reader import (
     InputError,
     atof,
@@ -183,3 +187,87 @@ def test_other_whitespace_reads_as_the_careful_reader(text: str) -> None:
 def test_scores_the_csv_reader_cannot_read_fall_back_to_atof() -> None:
     frame, _ = read_run(b"1 Q0 a 1 0x10 r\n1 Q0 b 2 3.5abc r\n", "utf-8")
     assert frame["score"].to_list() == [16.0, 3.5]
+
+
+# --------------------------------------------------------------------------
+# the C tokenizer of ireval_df.io.trec reads plain runs, as trec_eval would
+
+#: Fields and scores the tokenizer takes, then ones only ``atof`` or
+#: trec_eval's own splitting read (and numbers out of range)
+FIELDS = ["1", "Q0", "doc-00000000001", "#x", "-0"], ["+3", ".5", "7.", "a\x01b"]
+SCORES = (
+    ["2.5", "-0.125", "10", "1e-3", "3E+2", "12345678901234567", "-0"],
+    [
+        "0x10",
+        "inf",
+        "nan",
+        "1e400",
+        "1e-400",
+        "2.5abc",
+        "+1",
+        ".5",
+    ],
+)
+BLANKS = [" ", "\t", "  ", "\x0b", "\x0c"], [" \r ", "\r"]
+
+
+@st.composite
+def runs_as_written(draw: st.DrawFn) -> bytes:
+    """Runs of every shape the drop-in may meet: half plain, half odd or malformed."""
+    odd = draw(st.booleans())
+
+    def pick(kinds: tuple[list[str], list[str]]) -> str:
+        return draw(st.sampled_from(kinds[0] + kinds[1] if odd else kinds[0]))
+
+    lines = []
+    for _ in range(draw(st.integers(0, 12))):
+        shape = draw(st.sampled_from(["data"] * 6 + ["blank", "comment", "short"]))
+        if shape == "blank":
+            lines.append(draw(st.sampled_from(["", " ", "\t\x0b"])))
+            continue
+        fields = [pick(FIELDS) for _ in range(6)]
+        fields[4] = pick(SCORES)
+        if shape == "comment":
+            fields[0] = "#" + fields[0]
+        if shape == "short" and odd:
+            fields = fields[: draw(st.integers(1, 5))]
+        fields += draw(st.lists(st.sampled_from(FIELDS[0]), max_size=2))
+        line = draw(st.sampled_from(["", " "]))
+        line += "".join(f + pick(BLANKS) for f in fields[:-1])
+        lines.append(line + fields[-1] + draw(st.sampled_from(["", "\r", " "])))
+    return ("\n".join(lines) + draw(st.sampled_from(["", "\n"]))).encode()
+
+
+def read_or_error(raw: bytes) -> object:
+    try:
+        frame, run_id = read_run(raw, "utf-8")
+    except InputError as error:
+        return error.messages
+    return frame.rows(), run_id
+
+
+@pytest.mark.skipif(trec._ctrec is None, reason="the C tokenizer is not built here")
+@settings(max_examples=300)
+@given(raw=runs_as_written())
+def test_the_tokenizer_reads_runs_as_the_python_readers(raw: bytes) -> None:
+    got = read_or_error(raw)
+    saved, trec._ctrec = trec._ctrec, None
+    try:
+        expected = read_or_error(raw)
+    finally:
+        trec._ctrec = saved
+    assert repr(got) == repr(expected)  # repr: NaN scores compare equal
+
+
+@pytest.mark.skipif(trec._ctrec is None, reason="the C tokenizer is not built here")
+def test_plain_runs_take_the_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kw: object) -> None:
+        raise AssertionError("a Python reader was used")
+
+    monkeypatch.setattr(_reader, "_fast_run_fields", refuse)
+    monkeypatch.setattr(_reader, "normalise", refuse)
+    raw = b"# a run\n1 Q0 a 1 2.5 r\n\n1\tQ0 b 2 -1e-3 r\r\n2 Q0 c 1 7 last x\n"
+    frame, run_id = read_run(raw, "utf-8")
+    assert frame.rows() == [("1", "a", 2.5), ("1", "b", -0.001), ("2", "c", 7.0)]
+    assert run_id == "last"
+    assert read_run(b"1 Q0 a 1 2.5 r\n" * 3, "utf-8")[1] == "r"  # one tag
