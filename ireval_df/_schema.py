@@ -34,6 +34,7 @@ from ireval_df.errors import DataError, FormatError, IrevalError, SchemaError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
+    from pathlib import Path
 
     from ireval_df._typing import Kind, QrelsLike, QueriesLike, RunLike
 
@@ -141,6 +142,7 @@ def as_run(
     run_id: str | None = None,
     rank: bool = True,
     in_memory: bool = False,
+    scratch: Path | None = None,
 ) -> pl.LazyFrame:
     """Return a run as a checked LazyFrame with the canonical columns.
 
@@ -172,6 +174,11 @@ def as_run(
         and check it there, instead of keeping it lazy: one read instead of
         one per pass, for callers that go over the run several times (as
         :func:`ireval_df.evaluate` does). The run must fit in memory.
+    scratch : pathlib.Path, optional
+        An existing folder for temporary files. With it, a TREC text run is
+        read window by window into Arrow IPC files there and returned lazy,
+        so it need not fit in memory (``evaluate(..., buckets=N)`` passes
+        one); the caller removes the folder when done.
 
     Returns
     -------
@@ -220,10 +227,19 @@ def as_run(
                 "with read_run(source, run_id=...) and pass the frames."
             )
             raise SchemaError(msg)
-        return _stack_runs(obj, columns, rank=rank, in_memory=in_memory).frame
+        return _stack_runs(
+            obj, columns, rank=rank, in_memory=in_memory, scratch=scratch
+        ).frame
     label = _label(obj, "run")
     return _one_run(
-        obj, columns, run_id, DEFAULT_RUN_ID, label, rank=rank, in_memory=in_memory
+        obj,
+        columns,
+        run_id,
+        DEFAULT_RUN_ID,
+        label,
+        rank=rank,
+        in_memory=in_memory,
+        scratch=scratch,
     ).frame
 
 
@@ -422,6 +438,7 @@ def _stack_runs(
     lenient: bool = False,
     rank: bool = True,
     in_memory: bool = False,
+    scratch: Path | None = None,
 ) -> _Prepared:
     """Check every run of a list and stack them, refusing shared run ids."""
     if not items:
@@ -450,6 +467,7 @@ def _stack_runs(
                 lenient=lenient,
                 rank=rank,
                 in_memory=in_memory,
+                scratch=scratch,
             )
         )
     seen: dict[str, int] = {}
@@ -483,12 +501,20 @@ def _one_run(
     lenient: bool = False,
     rank: bool = True,
     in_memory: bool = False,
+    scratch: Path | None = None,
 ) -> _Prepared:
     run = _RunOptions(
         run_id=run_id, default=default_run_id, want_ids=want_ids, rank=rank
     )
     return _prepare(
-        obj, _RUN, columns, label, run, lenient=lenient, in_memory=in_memory
+        obj,
+        _RUN,
+        columns,
+        label,
+        run,
+        lenient=lenient,
+        in_memory=in_memory,
+        scratch=scratch,
     )
 
 
@@ -509,10 +535,11 @@ def _prepare(
     *,
     lenient: bool = False,
     in_memory: bool = False,
+    scratch: Path | None = None,
 ) -> _Prepared:
     """Turn any single input into a checked canonical frame.
 
-    ``in_memory``: see :func:`_check`.
+    ``in_memory``: see :func:`_check`; ``scratch``: see :func:`as_run`.
     """
     if columns is not None and not isinstance(columns, Mapping):
         msg = (
@@ -531,6 +558,7 @@ def _prepare(
             lambda names: _recognise(names, spec, columns),
             lenient=lenient,
             rank=run is None or run.rank,
+            scratch=None if in_memory else scratch,
         )
         if loaded.fmt == "trec":
             columns = None  # fixed, already canonical columns

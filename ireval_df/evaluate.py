@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 import warnings
+from collections.abc import Mapping
+from contextlib import nullcontext
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
@@ -17,13 +22,14 @@ from ireval_df._engine import (
     may_repeat,
     per_query_wide,
 )
+from ireval_df._memory import choose_buckets, memory_budget
 from ireval_df._progress import Progress
 from ireval_df._schema import as_qrels, as_queries, as_run, is_pandas
 from ireval_df.errors import AlignmentError, DataError, IrevalError, IrevalWarning
 from ireval_df.metrics import parse_metrics
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Iterable, Iterator
 
     from ireval_df.metrics import Metric
 
@@ -61,7 +67,7 @@ def evaluate(
     duplicates: Duplicates = "error",
     rank_from: RankFrom = "score",
     columns: Mapping[str, str] | None = None,
-    buckets: int = 1,
+    buckets: int | Literal["auto"] = "auto",
 ) -> Any:
     """Score runs against qrels: one row per run, query and metric.
 
@@ -95,15 +101,21 @@ def evaluate(
         Rank by score (ties by doc_id descending), or by the input ``rank``.
     columns : mapping, optional
         Renames for the run's columns, e.g. ``{"qid": "query_id"}``.
-    buckets : int, default 1
+    buckets : int or "auto", default "auto"
         Evaluate the queries in this many groups, one after the other (a
-        query's group is a hash of its id), to bound memory on runs larger
-        than memory: each group reads the inputs again but holds only its own
-        queries. With 1 (the default) a lazy run (a ``LazyFrame``, a Parquet
-        file) is read into memory once, for every pass of the engine. The
-        results do not depend on it. ``docs/benchmarks.md`` shows the memory
-        a 100-million-row run takes with and without. On a terminal, a bar
-        on stderr shows the buckets done.
+        query's group is a hash of its id), to bound memory: each group reads
+        the inputs again but holds only its own queries. A TREC text run is
+        then first read window by window into temporary Arrow files (in
+        ``TMPDIR``), so it need not fit in memory either. With 1 a lazy run
+        (a ``LazyFrame``, a Parquet file) is read into memory once, for every
+        pass of the engine. ``"auto"`` estimates the run's rows (Parquet
+        metadata, a text file's size over its mean line length, a frame's
+        height) and takes the fewest groups whose estimated peak (96 bytes a
+        row) fits the smaller of a sixth of the machine's memory and half of
+        the memory available now: one for any run of up to tens of millions
+        of rows on a machine of 16 GiB. The results never depend on it.
+        ``docs/benchmarks.md`` shows the memory a 100-million-row run takes
+        with each setting. On a terminal, a bar on stderr shows the groups done.
 
     Returns
     -------
@@ -149,12 +161,104 @@ def evaluate(
         msg = f"depth must be a positive whole number, found {depth!r}."
         raise IrevalError(msg)
     specs = parse_metrics(metrics)
-    if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
-        msg = f"buckets must be a positive whole number, found {buckets!r}."
+    if buckets == "auto":
+        buckets = choose_buckets(_input_rows(run), memory_budget())
+    elif isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
+        msg = f"buckets must be a positive whole number or 'auto', found {buckets!r}."
         raise IrevalError(msg)
+    # several buckets read the run once per bucket: a text run goes to
+    # temporary Arrow files first, removed when the evaluation is done
+    scratch = (
+        nullcontext(None)
+        if buckets == 1
+        else tempfile.TemporaryDirectory(
+            prefix="ireval_df-", ignore_cleanup_errors=True
+        )
+    )
+    with scratch as folder:
+        long, stats, dropped = _evaluate_buckets(
+            run,
+            qrels,
+            specs,
+            buckets,
+            folder=None if folder is None else Path(folder),
+            missing=missing,
+            depth=depth,
+            duplicates=duplicates,
+            rank_from=rank_from,
+            columns=columns,
+        )
+    if queries is not None:
+        attributes = as_queries(queries).collect()
+        long = long.join(attributes, on="query_id", how="left", maintain_order="left")
+    settings = {
+        "ties": TIE_RULE,
+        "missing": missing,
+        "depth": depth,
+        "duplicates": duplicates,
+        "rank_from": rank_from,
+        "metrics": [str(m) for m in specs],
+        "queries_missing_from_run": stats["missing"],
+        "queries_only_in_run": stats["run_only"],
+        "duplicates_dropped": dropped,
+        "buckets": buckets,
+        "trec_eval_reference": TREC_EVAL_REFERENCE,
+        "ireval_df": version_of("ireval-df"),
+        "polars": POLARS_VERSION,
+    }
+    return _output(long, run, settings)
+
+
+def _input_rows(run: Any) -> int:
+    """Estimate the rows of a run before reading it, for ``buckets="auto"``.
+
+    Anything it cannot size counts 0 (one bucket); the readers then report
+    what is wrong with it.
+    """
+    if isinstance(run, list | tuple):
+        return sum(_input_rows(item) for item in run)
+    if isinstance(run, str | os.PathLike):
+        from ireval_df.io.spill import estimate_rows
+
+        return estimate_rows(run)
+    if isinstance(run, pl.DataFrame):
+        return run.height
+    if isinstance(run, pl.LazyFrame):  # a scan: the metadata says
+        try:
+            return int(run.select(pl.len()).collect().item())
+        except pl.exceptions.PolarsError:
+            return 0
+    if isinstance(run, Mapping):
+        return sum(len(v) for v in run.values() if isinstance(v, Mapping))
+    try:
+        return len(run)
+    except TypeError:
+        return 0
+
+
+def _evaluate_buckets(
+    run: Any,
+    qrels: Any,
+    specs: list[Metric],
+    buckets: int,
+    *,
+    folder: Path | None,
+    missing: Missing,
+    depth: int | None,
+    duplicates: Duplicates,
+    rank_from: RankFrom,
+    columns: Mapping[str, str] | None,
+) -> tuple[pl.DataFrame, dict[str, int], int]:
+    """Read the inputs and evaluate them bucket by bucket: the long frame, counts, rows dropped."""
     # one bucket: read a lazy input (Parquet) into memory once, not per pass
     one = buckets == 1
-    run_lf = as_run(run, columns=columns, rank=rank_from == "column", in_memory=one)
+    run_lf = as_run(
+        run,
+        columns=columns,
+        rank=rank_from == "column",
+        in_memory=one,
+        scratch=folder,
+    )
     qrels_lf = as_qrels(qrels, in_memory=one)
     if rank_from == "column" and "rank" not in run_lf.collect_schema().names():
         msg = "rank_from='column' needs a 'rank' column in the run; none was found."
@@ -178,7 +282,7 @@ def evaluate(
     stats: dict[str, int] = {}
     run_ids = None
     if buckets > 1:  # check alignment before any bucket is evaluated
-        pairs = run_lf.select("run_id", "query_id").unique().collect()
+        pairs = run_lf.select("run_id", "query_id").unique().collect(engine="streaming")
         stats = _alignment(pairs, qrels_lf, missing)
         run_ids = pairs.select("run_id").unique().lazy()  # a run may miss a bucket
     wides, dropped = [], 0
@@ -222,24 +326,7 @@ def evaluate(
         metric=pl.lit(pl.Series([names], dtype=pl.List(pl.String))).first(),
         value=pl.concat_list(names),
     ).explode("metric", "value")
-    if queries is not None:
-        attributes = as_queries(queries).collect()
-        long = long.join(attributes, on="query_id", how="left", maintain_order="left")
-    settings = {
-        "ties": TIE_RULE,
-        "missing": missing,
-        "depth": depth,
-        "duplicates": duplicates,
-        "rank_from": rank_from,
-        "metrics": names,
-        "queries_missing_from_run": stats["missing"],
-        "queries_only_in_run": stats["run_only"],
-        "duplicates_dropped": dropped,
-        "trec_eval_reference": TREC_EVAL_REFERENCE,
-        "ireval_df": version_of("ireval-df"),
-        "polars": POLARS_VERSION,
-    }
-    return _output(long, run, settings)
+    return long, stats, dropped
 
 
 def _output(long: pl.DataFrame, like: Any, settings: dict[str, Any]) -> Any:
@@ -267,7 +354,11 @@ def _buckets(
     group = pl.col("query_id").hash(seed=7) % buckets
     for b in range(buckets):
         parts = run.filter(group == b), qrels.filter(group == b)
-        yield parts[0].collect().lazy(), parts[1].collect().lazy()
+        # streamed: the input is read in batches, only this bucket is held
+        yield (
+            parts[0].collect(engine="streaming").lazy(),
+            parts[1].collect(engine="streaming").lazy(),
+        )
 
 
 def _evaluate_part(

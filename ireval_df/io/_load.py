@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from ireval_df.io import tabular, trec
 from ireval_df.io._files import detect_format, display
+from ireval_df.io.spill import spill_trec_run
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
+    from pathlib import Path
 
     import polars as pl
 
@@ -58,6 +60,7 @@ def load(
     *,
     lenient: bool = False,
     rank: bool = True,
+    scratch: Path | None = None,
 ) -> Loaded:
     """Read ``path`` as the format its extension names.
 
@@ -77,6 +80,10 @@ def load(
     rank : bool, default True
         Read the ``rank`` column of TREC runs; False leaves it out (used only
         when ``kind`` is ``"run"``; other formats are read whole).
+    scratch : pathlib.Path, optional
+        A folder for temporary files: a TREC run is then read window by
+        window into Arrow IPC files there and returned lazy
+        (:func:`ireval_df.io.spill.spill_trec_run`), where its text allows.
 
     Returns
     -------
@@ -87,6 +94,10 @@ def load(
         if kind == "qrels":
             return Loaded(trec.read_trec_qrels(path, lenient=lenient), fmt)
         if kind == "run":
+            if scratch is not None:
+                lazy = spill_trec_run(path, scratch, rank=rank)
+                if lazy is not None:
+                    return Loaded(lazy, fmt)
             return Loaded(trec.read_trec_run(path, rank=rank), fmt)
         return Loaded(trec.read_trec_queries(path), fmt)
     if fmt == "parquet":
