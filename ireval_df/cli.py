@@ -101,7 +101,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         msg = "--by needs --queries FILE (the table holding the slice columns)."
         raise IrevalError(msg)
     # the printed table shows no interval: skip the bootstrap unless writing one
-    ci: Literal["bootstrap", "t"] = "bootstrap" if args.output else "t"
+    ci: Literal["auto", "bootstrap", "t"] = args.ci if args.output else "t"
     result = per_query if args.per_query else ie.summarize(per_query, by=by, ci=ci)
     if args.output:
         ie.write_results(result, args.output)
@@ -193,11 +193,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--buckets",
-        type=int,
-        metavar="N",
-        default=1,
+        type=_buckets,
+        metavar="N|auto",
+        default="auto",
         help="evaluate the queries in N groups, one after the other, to bound "
-        "memory on runs larger than memory (each group reads the files again)",
+        "memory (each group reads the files again); auto (default): as many as "
+        "keep the estimated peak within a sixth of the machine's memory",
+    )
+    ev.add_argument(
+        "--ci",
+        choices=("auto", "t", "bootstrap"),
+        default="auto",
+        help="interval of the means written with -o: t, percentile bootstrap, or "
+        "auto (default): t for slices of at least 1000 queries, bootstrap below",
     )
     ev.add_argument(
         "-o",
@@ -225,6 +233,20 @@ def build_parser() -> argparse.ArgumentParser:
             raise
         module.register(sub)
     return parser
+
+
+def _buckets(text: str) -> int | str:
+    """``--buckets``: ``auto`` or a positive whole number."""
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        msg = f"expected a positive whole number or 'auto', found {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
 
 
 def _show_warning(message: Any, category: Any, *_: Any, **__: Any) -> None:

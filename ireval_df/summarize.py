@@ -22,18 +22,22 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-__all__ = ["GM_FLOOR", "MIN_QUERIES", "Interval", "summarize"]
+__all__ = ["AUTO_T_QUERIES", "GM_FLOOR", "MIN_QUERIES", "Interval", "summarize"]
 
-Interval = Literal["bootstrap", "t"]
+Interval = Literal["auto", "bootstrap", "t"]
 #: Slices with fewer queries than this are flagged ``small_slice``.
 MIN_QUERIES = 10
+#: ``ci="auto"``: slices of at least this many queries get the t interval.
+#: From there on the percentile bootstrap and the t interval of a mean differ
+#: by less than the bootstrap's own resampling noise (``docs/statistics.md``).
+AUTO_T_QUERIES = 1000
 
 
 def summarize(
     per_query: Any,
     by: str | Sequence[str] | None = None,
     *,
-    ci: Interval = "bootstrap",
+    ci: Interval = "auto",
     level: float = 0.95,
     n_resamples: int = 10_000,
     seed: int | None = 0,
@@ -48,8 +52,12 @@ def summarize(
         value`` and any attribute columns).
     by : str or list of str, optional
         Attribute columns to slice by, e.g. ``["query_class"]``.
-    ci : {"bootstrap", "t"}, default "bootstrap"
-        Percentile bootstrap over queries, or Student's t interval.
+    ci : {"auto", "bootstrap", "t"}, default "auto"
+        Percentile bootstrap over queries, or Student's t interval; ``"auto"``
+        takes the t interval for slices of at least ``AUTO_T_QUERIES``
+        (1000) queries, where the two agree and t costs nothing, and the
+        bootstrap for smaller ones, where it follows a skewed distribution
+        of per-query values better.
     level : float, default 0.95
         Coverage of the confidence interval.
     n_resamples : int, default 10000
@@ -91,7 +99,10 @@ def summarize(
     quantiles of the resampled means (percentile interval, linear
     interpolation). Groups that hold the same queries (the runs and metrics
     of one slice) share each draw, all through one matrix product per
-    slice.
+    slice. With ``ci="auto"`` only the slices below ``AUTO_T_QUERIES``
+    queries are resampled, so their draws may differ from those of
+    ``ci="bootstrap"`` (another seeded bootstrap, not the same one). The t
+    interval is ``mean +- t(n - 1) * sd / sqrt(n)``.
 
     Examples
     --------
@@ -109,7 +120,7 @@ def summarize(
     >>> 0.2 <= row["ci_low"] < 0.4 < row["ci_high"] <= 0.6
     True
     """
-    check_choice("ci", ci, ("bootstrap", "t"))
+    check_choice("ci", ci, ("auto", "bootstrap", "t"))
     if (
         isinstance(level, bool)
         or not isinstance(level, int | float)
@@ -143,22 +154,33 @@ def summarize(
         .with_row_index("__g")
         .with_columns(pl.col("__g").cast(pl.Int64))
     )
-    if ci == "t":
-        n = grouped["n_queries"].unique().to_list()
-        quantiles = {k: t_ppf(0.5 + level / 2.0, k - 1) for k in n if k > 1}
-        q = pl.col("n_queries").replace_strict(
-            quantiles, default=None, return_dtype=pl.Float64
+    by_t = {
+        "t": pl.lit(value=True),
+        "bootstrap": pl.lit(value=False),
+        "auto": pl.col("n_queries") >= AUTO_T_QUERIES,
+    }[ci]
+    grouped = grouped.with_columns(by_t.alias("__by_t"))
+    resampled = grouped.filter(~pl.col("__by_t"))
+    n = grouped.filter(pl.col("__by_t"))["n_queries"].unique().to_list()
+    quantiles = {k: t_ppf(0.5 + level / 2.0, k - 1) for k in n if k > 1}
+    q = pl.col("n_queries").replace_strict(
+        quantiles, default=None, return_dtype=pl.Float64
+    )
+    half = q * pl.col("__sd") / pl.col("n_queries").cast(pl.Float64).sqrt()
+    grouped = grouped.with_columns(
+        (pl.col("__mean") - half).fill_nan(None).alias("__low"),
+        (pl.col("__mean") + half).fill_nan(None).alias("__high"),
+    )
+    if resampled.height:
+        low, high = _bootstrap(
+            rows, resampled, keys, level, n_resamples, seed, grouped.height
         )
-        half = q * pl.col("__sd") / pl.col("n_queries").cast(pl.Float64).sqrt()
         grouped = grouped.with_columns(
-            (pl.col("__mean") - half).fill_nan(None).alias("__low"),
-            (pl.col("__mean") + half).fill_nan(None).alias("__high"),
-        )
-    else:
-        low, high = _bootstrap(rows, grouped, keys, level, n_resamples, seed)
-        grouped = grouped.with_columns(
-            pl.Series("__low", low, nan_to_null=True),
-            pl.Series("__high", high, nan_to_null=True),
+            pl.when(pl.col("__by_t"))
+            .then(pl.col(f"__{end}"))
+            .otherwise(pl.Series(values, nan_to_null=True))
+            .alias(f"__{end}")
+            for end, values in (("low", low), ("high", high))
         )
     is_sum = pl.col("__kind") == "sum"
     is_gm = pl.col("__kind") == "gmean"
@@ -184,14 +206,19 @@ def summarize(
         .alias("ci_high"),
         (pl.col("n_queries") < min_queries).alias("small_slice"),
     ).sort(["run_id", *slices], maintain_order=True)
-    interval = f"{'percentile bootstrap' if ci == 'bootstrap' else 't'}, {level:.0%}"
+    interval = {
+        "bootstrap": "percentile bootstrap",
+        "t": "t",
+        "auto": f"t for slices of at least {AUTO_T_QUERIES} queries, "
+        "percentile bootstrap below",
+    }[ci] + f", {level:.0%}"
     settings: dict[str, Any] = {
         "summary_by": slices,
         "ci": interval,
         "gm_floor": GM_FLOOR,
         "min_queries": min_queries,
     }
-    if ci == "bootstrap":
+    if resampled.height:
         settings.update({"n_resamples": n_resamples, "seed": seed})
     return output(out, per_query, settings)
 
@@ -203,13 +230,17 @@ def _bootstrap(
     level: float,
     n_resamples: int,
     seed: int | None,
+    width: int,
 ) -> tuple[
     np.ndarray[Any, np.dtype[np.float64]], np.ndarray[Any, np.dtype[np.float64]]
 ]:
-    """Percentile bootstrap interval of every group's mean."""
+    """Percentile bootstrap interval of the mean of every group of ``grouped``.
+
+    The two arrays are indexed by the groups' ``__g`` number (NaN for the
+    groups ``grouped`` leaves out).
+    """
     import numpy as np
 
-    width = grouped.height
     low, high = np.full(width, np.nan), np.full(width, np.nan)
     values = (
         rows.filter(pl.col("__x").is_not_null())

@@ -64,7 +64,8 @@ def test_buckets_and_rank_from_reach_evaluate(tmp_path):
     )
     assert code == 0
     assert by_column.split()[-3:] != table.split()[-3:]
-    assert run_cli([*base, "--buckets", "0"])[0] == 1
+    assert run_cli([*base, "--buckets", "0"])[0] == 2  # bad usage
+    assert run_cli([*base, "--buckets", "auto"])[:2] == (0, table)
 
 
 def test_run_only_queries_are_reported_on_stderr():

@@ -9,7 +9,7 @@ from scipy import stats
 
 from ireval_df import _provenance
 from ireval_df.errors import IrevalError, MetricSpecError, SchemaError
-from ireval_df.summarize import summarize
+from ireval_df.summarize import AUTO_T_QUERIES, summarize
 
 
 def _frame(seed: int = 0) -> pl.DataFrame:
@@ -58,12 +58,14 @@ def test_t_interval_equals_scipy():
         assert row["small_slice"] == (row["cls"] == "y")
 
 
-def test_bootstrap_is_the_default_reproducible_and_percentile():
+def test_bootstrap_is_reproducible_and_percentile():
     frame = _frame()
-    out = summarize(frame, by="cls", n_resamples=3000)
-    again = summarize(frame, by="cls", n_resamples=3000)
+    out = summarize(frame, by="cls", n_resamples=3000, ci="bootstrap")
+    again = summarize(frame, by="cls", n_resamples=3000, ci="bootstrap")
     assert out["ci_low"].to_list() == again["ci_low"].to_list()
-    other = summarize(frame, by="cls", n_resamples=3000, seed=5)
+    # below 1000 queries a slice is resampled by default too, with the same draws
+    assert out.equals(summarize(frame, by="cls", n_resamples=3000))
+    other = summarize(frame, by="cls", n_resamples=3000, seed=5, ci="bootstrap")
     assert other["ci_low"].to_list() != out["ci_low"].to_list()
     t = summarize(frame, by="cls", ci="t")
     big = out.filter(pl.col("cls") == "x")
@@ -73,6 +75,57 @@ def test_bootstrap_is_the_default_reproducible_and_percentile():
     for row in out.rows(named=True):
         assert row["ci_low"] < row["value"] < row["ci_high"]
     assert _provenance.settings_of(out)["ci"] == "percentile bootstrap, 95%"
+
+
+def _skewed(n: int, cls: str, seed: int = 0) -> pl.DataFrame:
+    """Values like RR: 60% zeros, the rest 1/rank."""
+    rng = np.random.default_rng(seed)
+    values = np.where(rng.random(n) < 0.6, 0.0, 1.0 / rng.integers(1, 11, n))
+    return pl.DataFrame(
+        {
+            "run_id": "r",
+            "query_id": [f"{cls}{i}" for i in range(n)],
+            "metric": "RR",
+            "value": values,
+            "cls": cls,
+        }
+    )
+
+
+def test_auto_takes_t_for_large_slices_and_the_bootstrap_below():
+    large, small = _skewed(AUTO_T_QUERIES, "large"), _skewed(40, "small", seed=1)
+    frame = pl.concat([large, small])
+    out = summarize(frame, by="cls")
+    t = summarize(frame, by="cls", ci="t")
+    assert out.filter(pl.col("cls") == "large").equals(
+        t.filter(pl.col("cls") == "large")
+    )
+    assert out.filter(pl.col("cls") == "small").equals(
+        summarize(small, by="cls", ci="bootstrap")
+    )
+    assert not out.filter(pl.col("cls") == "small").equals(
+        t.filter(pl.col("cls") == "small")
+    )
+    settings = _provenance.settings_of(out)
+    assert settings["ci"] == (
+        "t for slices of at least 1000 queries, percentile bootstrap below, 95%"
+    )
+    assert settings["n_resamples"] == 10_000
+    # one slice of 1000 queries or more: no resampling at all
+    assert "n_resamples" not in _provenance.settings_of(summarize(large))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_t_and_bootstrap_agree_from_the_auto_threshold_on(seed):
+    # the reason for AUTO_T_QUERIES: on skewed values the two intervals'
+    # ends differ by a few percent of the half-width, about the bootstrap's
+    # own noise at 10,000 resamples (1.4% of it at each end)
+    frame = _skewed(AUTO_T_QUERIES, "x", seed=seed)
+    t = summarize(frame, ci="t").row(0, named=True)
+    boot = summarize(frame, ci="bootstrap", seed=seed).row(0, named=True)
+    half = (t["ci_high"] - t["ci_low"]) / 2
+    for end in ("ci_low", "ci_high"):
+        assert abs(boot[end] - t[end]) < 0.05 * half
 
 
 def test_bootstrap_single_draw_matches_numpy_reference():
@@ -143,7 +196,11 @@ def test_pandas_in_pandas_out():
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"ci": "normal"}, IrevalError, r"ci='normal' is not one of 'bootstrap', 't'"),
+        (
+            {"ci": "normal"},
+            IrevalError,
+            r"ci='normal' is not one of 'auto', 'bootstrap', 't'",
+        ),
         ({"level": 95}, IrevalError, "level must be a number between 0 and 1"),
         (
             {"n_resamples": 0},
