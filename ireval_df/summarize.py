@@ -206,12 +206,17 @@ def summarize(
         .alias("ci_high"),
         (pl.col("n_queries") < min_queries).alias("small_slice"),
     ).sort(["run_id", *slices], maintain_order=True)
-    interval = {
-        "bootstrap": "percentile bootstrap",
-        "t": "t",
-        "auto": f"t for slices of at least {AUTO_T_QUERIES} queries, "
-        "percentile bootstrap below",
-    }[ci] + f", {level:.0%}"
+    # what was done: with "auto", one of the two when every slice took it
+    if ci == "t" or (ci == "auto" and resampled.height == 0):
+        interval = "t"
+    elif ci == "bootstrap" or resampled.height == grouped.height:
+        interval = "percentile bootstrap"
+    else:
+        interval = (
+            f"t for slices of at least {AUTO_T_QUERIES} queries, "
+            "percentile bootstrap below"
+        )
+    interval += f", {level:.0%}"
     settings: dict[str, Any] = {
         "summary_by": slices,
         "ci": interval,

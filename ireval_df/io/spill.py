@@ -64,7 +64,7 @@ def estimate_rows(path: PathLike) -> int:
     >>> import tempfile, pathlib
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = pathlib.Path(tmp) / "a.run"
-    ...     _ = path.write_text("q1 Q0 d1 1 2.5 bm25\\n" * 1000)
+    ...     _ = path.write_text("q1 Q0 d1 1 2.5 bm25\n" * 1000)
     ...     estimate_rows(path)
     1000
     """

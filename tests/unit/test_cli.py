@@ -167,3 +167,42 @@ def test_render_table_aligns_numbers():
         "a       1.0000    5",
         "bb      0.1235  150",
     ]
+
+
+@pytest.mark.slow
+def test_sigterm_leaves_no_scratch_files(tmp_path):
+    # a bucketed text run goes to a scratch folder; SIGTERM must unwind
+    # through its cleanup like Ctrl-C, and exit 128 + 15
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    n = 3_000_000
+    run = tmp_path / "big.run"
+    pl.DataFrame(
+        {
+            "q": pl.int_range(n, eager=True) // 1000,
+            "z": "Q0",
+            "d": pl.int_range(n, eager=True).cast(pl.String),
+            "r": pl.int_range(n, eager=True) % 1000 + 1,
+            "s": (1000 - pl.int_range(n, eager=True) % 1000).cast(pl.Float64),
+            "t": "big",
+        }
+    ).write_csv(run, separator=" ", include_header=False)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    argv = [sys.executable, "-m", "ireval_df", "evaluate", "--run", str(run)]
+    argv += ["--qrels", QRELS, "-m", "AP", "--buckets", "8"]
+    proc = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not any(scratch.iterdir()) and proc.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert b"ireval-df: terminated" in err
+    assert list(scratch.iterdir()) == []

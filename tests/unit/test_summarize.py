@@ -112,7 +112,12 @@ def test_auto_takes_t_for_large_slices_and_the_bootstrap_below():
     )
     assert settings["n_resamples"] == 10_000
     # one slice of 1000 queries or more: no resampling at all
-    assert "n_resamples" not in _provenance.settings_of(summarize(large))
+    settings = _provenance.settings_of(summarize(large))
+    assert settings["ci"] == "t, 95%"
+    assert "n_resamples" not in settings
+    assert _provenance.settings_of(summarize(small))["ci"] == (
+        "percentile bootstrap, 95%"
+    )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
