@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import polars as pl
 
 from ireval_df._cli_args import add_data_arguments
-from ireval_df.errors import IrevalError, IrevalWarning
+from ireval_df.errors import IrevalError, IrevalWarning, OptionError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -86,6 +86,10 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     out = sys.stdout
 
+    by = args.by or []
+    if by and args.queries is None:
+        msg = "--by needs --queries FILE (the table holding the slice columns)."
+        raise OptionError(msg)
     metrics = args.metric or list(DEFAULT_METRICS)
     runs = args.run if len(args.run) > 1 else args.run[0]
     per_query = ie.evaluate(
@@ -99,10 +103,6 @@ def _evaluate(args: argparse.Namespace) -> int:
         rank_from=args.rank_from,
         buckets=args.buckets,
     )
-    by = args.by or []
-    if by and args.queries is None:
-        msg = "--by needs --queries FILE (the table holding the slice columns)."
-        raise IrevalError(msg)
     # the printed table shows no interval: skip the bootstrap unless writing one
     ci: Literal["auto", "bootstrap", "t"] = args.ci if args.output else "t"
     result = per_query if args.per_query else ie.summarize(per_query, by=by, ci=ci)
@@ -269,7 +269,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"ireval-df: error: {exc}", file=sys.stderr)
-        return 1
+        # a metric name or option value is bad usage, like argparse's own errors
+        return 2 if isinstance(exc, OptionError) else 1
     except _Terminated:
         print("ireval-df: terminated", file=sys.stderr)
         return 128 + signal.SIGTERM

@@ -14,6 +14,7 @@ __all__ = [
     "IrevalError",
     "IrevalWarning",
     "MetricSpecError",
+    "OptionError",
     "SchemaError",
 ]
 
@@ -34,7 +35,14 @@ class DataError(IrevalError):
     """Values are unusable: duplicate rows, NaN scores, bad grades."""
 
 
-class MetricSpecError(IrevalError):
+class OptionError(IrevalError):
+    """An option has a value it does not take: bad usage, not bad data.
+
+    The command line exits with status 2 for it (1 for every other error).
+    """
+
+
+class MetricSpecError(OptionError):
     """A metric name or parameter could not be parsed or is out of range."""
 
 

@@ -25,7 +25,13 @@ from ireval_df._engine import (
 from ireval_df._memory import choose_buckets, memory_budget
 from ireval_df._progress import Progress
 from ireval_df._schema import as_qrels, as_queries, as_run, is_pandas
-from ireval_df.errors import AlignmentError, DataError, IrevalError, IrevalWarning
+from ireval_df.errors import (
+    AlignmentError,
+    DataError,
+    IrevalWarning,
+    OptionError,
+    SchemaError,
+)
 from ireval_df.metrics import parse_metrics
 
 if TYPE_CHECKING:
@@ -53,7 +59,7 @@ def _choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
     if value not in allowed:
         options = ", ".join(repr(a) for a in allowed)
         msg = f"{name}={value!r} is not one of {options}."
-        raise IrevalError(msg)
+        raise OptionError(msg)
 
 
 def evaluate(
@@ -159,13 +165,13 @@ def evaluate(
         isinstance(depth, bool) or not isinstance(depth, int) or depth < 1
     ):
         msg = f"depth must be a positive whole number, found {depth!r}."
-        raise IrevalError(msg)
+        raise OptionError(msg)
     specs = parse_metrics(metrics)
     if buckets == "auto":
         buckets = choose_buckets(_input_rows(run), memory_budget())
     elif isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
         msg = f"buckets must be a positive whole number or 'auto', found {buckets!r}."
-        raise IrevalError(msg)
+        raise OptionError(msg)
     # several buckets read the run once per bucket: a text run goes to
     # temporary Arrow files first, removed when the evaluation is done
     scratch = (
@@ -262,7 +268,7 @@ def _evaluate_buckets(
     qrels_lf = as_qrels(qrels, in_memory=one)
     if rank_from == "column" and "rank" not in run_lf.collect_schema().names():
         msg = "rank_from='column' needs a 'rank' column in the run; none was found."
-        raise IrevalError(msg)
+        raise SchemaError(msg)
     if rank_from == "column":
         unranked = run_lf.select(pl.col("rank").null_count()).collect().item()
         if unranked:

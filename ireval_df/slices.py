@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 import polars as pl
 
 from ireval_df.compare._common import check_choice
-from ireval_df.errors import IrevalError
+from ireval_df.errors import OptionError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -40,7 +40,7 @@ def _check_edges(edges: Sequence[int]) -> list[int]:
             f"edges must be increasing whole numbers, found {tuple(edges)!r}.\n"
             "  Hint: give each bucket's lowest value, e.g. edges=(1, 2, 4, 11)."
         )
-        raise IrevalError(msg)
+        raise OptionError(msg)
     return values
 
 
@@ -228,11 +228,11 @@ def quantile_bins(
     """
     if isinstance(q, bool) or not isinstance(q, int) or q < 2:
         msg = f"q must be a whole number of bins >= 2, found {q!r}."
-        raise IrevalError(msg)
+        raise OptionError(msg)
     names = [f"Q{i}" for i in range(1, q + 1)] if labels is None else list(labels)
     if len(names) != q or len(set(names)) != q:
         msg = f"labels must name the {q} bins once each, found {list(names)!r}."
-        raise IrevalError(msg)
+        raise OptionError(msg)
     col = pl.col(column)
     n = col.count().cast(pl.Int64)
     index = ((col.rank("min").cast(pl.Int64) - 1) * q) // n

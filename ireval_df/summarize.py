@@ -15,7 +15,7 @@ from ireval_df.compare._common import (
     to_frame,
 )
 from ireval_df.compare._resampling import blocks, bootstrap_blocks
-from ireval_df.errors import IrevalError
+from ireval_df.errors import OptionError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -127,11 +127,11 @@ def summarize(
         or not 0 < level < 1
     ):
         msg = f"level must be a number between 0 and 1 (exclusive), found {level!r}."
-        raise IrevalError(msg)
+        raise OptionError(msg)
     for name, number in (("n_resamples", n_resamples), ("min_queries", min_queries)):
         if isinstance(number, bool) or not isinstance(number, int) or number < 1:
             msg = f"{name} must be a positive whole number, found {number!r}."
-            raise IrevalError(msg)
+            raise OptionError(msg)
     slices = slice_columns(by)
     frame = to_frame(per_query, ["run_id", "query_id", "metric", "value", *slices])
     metrics = [str(m) for m in frame["metric"].unique(maintain_order=True).to_list()]

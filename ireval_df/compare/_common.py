@@ -8,7 +8,7 @@ import polars as pl
 
 from ireval_df import _provenance
 from ireval_df._frames import is_pandas
-from ireval_df.errors import DataError, IrevalError, SchemaError
+from ireval_df.errors import DataError, OptionError, SchemaError
 from ireval_df.metrics import parse_metric
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def check_choice(name: str, value: Any, allowed: Sequence[Any]) -> None:
     if value not in allowed:
         options = ", ".join(repr(a) for a in allowed)
         msg = f"{name}={value!r} is not one of {options}."
-        raise IrevalError(msg)
+        raise OptionError(msg)
 
 
 def slice_columns(by: str | Sequence[str] | None) -> list[str]:
@@ -143,7 +143,7 @@ def run_pairs(
             f"the runs are {list(runs)!r}.\n  Hint: pass one of the run ids, a list "
             "of them, or baseline=None for all pairs."
         )
-        raise IrevalError(msg)
+        raise OptionError(msg)
     pairs: list[tuple[str, str]] = []
     seen: set[frozenset[str]] = set()
     for b in dict.fromkeys(baselines):

@@ -33,7 +33,7 @@ from ireval_df.compare._resampling import (
     bootstrap_pvalues,
     randomization_pvalues,
 )
-from ireval_df.errors import AlignmentError, IrevalError
+from ireval_df.errors import AlignmentError, OptionError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -84,14 +84,14 @@ def _check_options(
         or not 0.0 < alpha < 1.0
     ):
         msg = f"alpha must be a number between 0 and 1 (exclusive), found {alpha!r}."
-        raise IrevalError(msg)
+        raise OptionError(msg)
     if (
         isinstance(n_resamples, bool)
         or not isinstance(n_resamples, int)
         or n_resamples < 1
     ):
         msg = f"n_resamples must be a positive whole number, found {n_resamples!r}."
-        raise IrevalError(msg)
+        raise OptionError(msg)
 
 
 def resolve_missing(per_query: Any, missing: str | None) -> Missing:

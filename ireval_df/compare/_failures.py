@@ -9,7 +9,7 @@ import polars as pl
 from ireval_df._engine import EngineOptions, label_qrels, ranked_rows
 from ireval_df._schema import as_qrels, as_queries, as_run
 from ireval_df.compare._common import output, slice_columns
-from ireval_df.errors import IrevalError, SchemaError
+from ireval_df.errors import OptionError, SchemaError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -99,7 +99,7 @@ def failures(
     for name, number in (("k", k), ("rel", rel)):
         if isinstance(number, bool) or not isinstance(number, int) or number < 1:
             msg = f"{name} must be a positive whole number, found {number!r}."
-            raise IrevalError(msg)
+            raise OptionError(msg)
     slices = slice_columns(by)
     if by is not None and slices and queries is None:
         msg = (
@@ -107,7 +107,7 @@ def failures(
             "columns).\n  Hint: pass queries='data/queries.tsv' or a frame with "
             "query_id and the attributes."
         )
-        raise IrevalError(msg)
+        raise OptionError(msg)
     run_lf = as_run(run, columns=columns)
     labelled = label_qrels(as_qrels(qrels))
     ranked = ranked_rows(run_lf, labelled, EngineOptions())

@@ -19,7 +19,7 @@ from ireval_df.compare._common import (
 )
 from ireval_df.compare._compare import OUTPUT_STATS, resolve_missing
 from ireval_df.compare._paired import require_scipy
-from ireval_df.errors import AlignmentError, IrevalError
+from ireval_df.errors import AlignmentError, OptionError
 from ireval_df.metrics import parse_metric
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def tukey_hsd(
         or not 0 < alpha < 1
     ):
         msg = f"alpha must be a number between 0 and 1 (exclusive), found {alpha!r}."
-        raise IrevalError(msg)
+        raise OptionError(msg)
     stats = require_scipy("tukey_hsd()")
     slices = slice_columns(by)
     frame = to_frame(per_query, ["run_id", "query_id", "metric", "value", *slices])
@@ -143,7 +143,7 @@ def tukey_hsd(
                 f"{metrics!r}.\n"
                 "  Hint: use the canonical name, as in the 'metric' column."
             )
-            raise IrevalError(msg)
+            raise OptionError(msg)
         metrics = [metric]
         frame = frame.filter(pl.col("metric") == metric)
     runs = run_order(frame)

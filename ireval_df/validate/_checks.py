@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import polars as pl
 
 from ireval_df._schema import as_lenient, is_pandas
-from ireval_df.errors import IrevalError
+from ireval_df.errors import OptionError
 from ireval_df.metrics import parse_metrics
 
 if TYPE_CHECKING:
@@ -244,13 +244,13 @@ def validate(
     """
     if run is None and qrels is None:
         msg = "validate() needs a run, qrels or both; both were None."
-        raise IrevalError(msg)
+        raise OptionError(msg)
     k = min(_positive("k", k), _DEEPEST)
     if depth is not None:
         depth = _positive("depth", depth)
     if isinstance(rel, bool) or not isinstance(rel, int):
         msg = f"rel must be a whole number (the lowest relevant grade), found {rel!r}."
-        raise IrevalError(msg)
+        raise OptionError(msg)
     specs = parse_metrics(metrics) if metrics is not None else []
     deepest, origin = _depth(depth, specs, k)
 
@@ -282,7 +282,7 @@ def validate(
 def _positive(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         msg = f"{name} must be a positive whole number, found {value!r}."
-        raise IrevalError(msg)
+        raise OptionError(msg)
     return value
 
 

@@ -88,16 +88,6 @@ def test_run_only_queries_are_reported_on_stderr():
     assert "'42'" in err
 
 
-def test_unknown_metric_is_a_data_error_with_a_suggestion():
-    code, out, err = run_cli(
-        ["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "ndgc@10"]
-    )
-    assert code == 1
-    assert out == ""
-    assert "Did you mean 'nDCG@10'" in err
-    assert "Traceback" not in err
-
-
 def test_missing_file_is_exit_1(tmp_path):
     code, _, err = run_cli(
         ["evaluate", "--run", str(tmp_path / "nope.run"), "--qrels", QRELS]
@@ -114,14 +104,6 @@ def test_bad_usage_is_exit_2():
         ["evaluate", "--run", RUN, "--qrels", QRELS, "--missing", "maybe"]
     )
     assert code == 2
-
-
-def test_by_without_queries_is_an_error():
-    code, _, err = run_cli(
-        ["evaluate", "--run", RUN, "--qrels", QRELS, "--by", "language"]
-    )
-    assert code == 1
-    assert "--by needs --queries" in err
 
 
 def test_output_file_is_written(tmp_path):
@@ -142,8 +124,14 @@ def test_failed_run_leaves_no_output_file(tmp_path):
     code, _, _ = run_cli(
         ["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "bogus", "-o", str(target)]
     )
+    assert code == 2
+    broken = tmp_path / "broken.run"
+    broken.write_text("1 Q0 d1 1 not-a-number tag\n")
+    code, _, _ = run_cli(
+        ["evaluate", "--run", str(broken), "--qrels", QRELS, "-o", str(target)]
+    )
     assert code == 1
-    assert not target.exists()
+    assert list(tmp_path.iterdir()) == [broken]
 
 
 def test_metrics_lists_the_registry():
@@ -206,3 +194,56 @@ def test_sigterm_leaves_no_scratch_files(tmp_path):
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert b"ireval-df: terminated" in err
     assert list(scratch.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-m", "ndgc@10"], "unknown metric 'ndgc@10'. Did you mean 'nDCG@10'"),
+        (["-m", "P(rel=x)@5"], "parameter rel='x'"),
+        (["--depth", "-1"], "depth must be a positive whole number, found -1"),
+        (["--depth", "0"], "depth must be a positive whole number, found 0"),
+        (["--buckets", "0"], "--buckets: expected a positive whole number or 'auto'"),
+        (["--buckets", "many"], "expected a positive whole number or 'auto'"),
+        (["--by", "language"], "--by needs --queries FILE"),
+        (["--missing", "none"], "invalid choice: 'none'"),
+    ],
+)
+def test_bad_usage_exits_2(argv, message):
+    code, out, err = run_cli(["evaluate", "--run", RUN, "--qrels", QRELS, *argv])
+    assert code == 2
+    assert out == ""
+    assert message in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [
+            "compare",
+            "--run",
+            RUN,
+            str(DATA / "runs" / "bm25.run"),
+            "--qrels",
+            QRELS,
+            "--baseline",
+            "hybrid",
+            "-m",
+            "nope@3",
+        ],
+        ["validate", "--run", RUN, "--qrels", QRELS, "-m", "nope@3"],
+    ],
+)
+def test_bad_metric_names_exit_2_in_every_subcommand(argv):
+    code, _, err = run_cli(argv)
+    assert code == 2
+    assert "unknown metric 'nope@3'" in err
+
+
+def test_bad_data_exits_1(tmp_path):
+    broken = tmp_path / "broken.run"
+    broken.write_text("1 Q0 d1 1 not-a-number tag\n")
+    code, _, err = run_cli(["evaluate", "--run", str(broken), "--qrels", QRELS])
+    assert code == 1
+    assert "line 1" in err

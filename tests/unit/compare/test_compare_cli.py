@@ -88,8 +88,8 @@ def test_one_run_is_a_usage_error(capsys):
     assert "at least two runs" in capsys.readouterr().err
 
 
-def test_bad_data_exits_1(capsys):
-    assert main([*BASE, "-m", "nDGC@10"]) == 1
+def test_a_bad_metric_name_is_bad_usage(capsys):
+    assert main([*BASE, "-m", "nDGC@10"]) == 2
     assert "nDGC@10" in capsys.readouterr().err
 
 
