@@ -888,6 +888,8 @@ def _check(
         checks = [c for c in checks if c.level == "schema"]
     aggregates = [c.count.alias(f"__ireval_check_{i}") for i, c in enumerate(checks)]
     aggregates += extra
+    if spec.kind == "run" and not lenient:  # an empty run evaluates nothing
+        aggregates.append(pl.len().alias("__ireval_rows"))
     eager = in_memory or isinstance(frame, pl.DataFrame)
     try:
         if eager:  # in memory already, or a file read once: collect the staging
@@ -899,6 +901,13 @@ def _check(
     except pl.exceptions.PolarsError as exc:
         msg = f"could not read {label}: {_first_line(exc)}"
         raise error(msg) from exc
+    if counts.get("__ireval_rows") == 0:
+        msg = (
+            f"{label} has no rows: there is nothing to evaluate.\n  Hint: a run "
+            "lists at least one retrieved document; if a filter emptied it, check "
+            "the filter (queries it has no rows for are scored by missing=)."
+        )
+        raise (FormatError if from_file else DataError)(msg)
     for i, check in enumerate(checks):
         n = counts[f"__ireval_check_{i}"]
         if n:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 
 import polars as pl
 import pytest
 
 from ireval_df._schema import as_qrels, as_queries, as_run, is_pandas
-from ireval_df.errors import DataError, SchemaError
+from ireval_df.errors import DataError, IrevalError, SchemaError
 
 RUN = {"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]}
 QRELS = {"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 0]}
@@ -356,3 +357,55 @@ def test_in_memory_reads_a_parquet_file_once(tmp_path, kind: str) -> None:
     assert kept.collect().height == 1
     with pytest.raises((OSError, pl.exceptions.PolarsError)):
         lazy.collect()
+
+
+def _empty_runs(tmp_path):
+    import pandas as pd
+    import pyarrow as pa
+
+    frame = pl.DataFrame(
+        schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}
+    )
+    frame.write_parquet(tmp_path / "empty.parquet")
+    frame.write_csv(tmp_path / "empty.csv")
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "empty.run").write_text("")
+    (tmp_path / "comments.run").write_text("# nothing\n\n")
+    return {
+        "DataFrame": frame,
+        "LazyFrame": frame.lazy(),
+        "pandas": pd.DataFrame({"query_id": [], "doc_id": [], "score": []}),
+        "Arrow": pa.table({"query_id": [], "doc_id": [], "score": []}),
+        "dict": {},
+        "Parquet": tmp_path / "empty.parquet",
+        "CSV": tmp_path / "empty.csv",
+        "JSONL": tmp_path / "empty.jsonl",
+        "TREC": tmp_path / "empty.run",
+        "TREC comments": tmp_path / "comments.run",
+        "one of a list": [tmp_path / "empty.parquet", "data/runs/bm25.run"],
+    }
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "DataFrame",
+        "LazyFrame",
+        "pandas",
+        "Arrow",
+        "dict",
+        "Parquet",
+        "CSV",
+        "JSONL",
+        "TREC",
+        "TREC comments",
+        "one of a list",
+    ],
+)
+def test_an_empty_run_is_an_error_from_every_input_kind(kind, tmp_path, monkeypatch):
+    from ireval_df import evaluate
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    run = _empty_runs(tmp_path)[kind]
+    with pytest.raises(IrevalError, match=r"no rows|is empty|no data lines"):
+        evaluate(run, "data/qrels.txt", ["AP"])
