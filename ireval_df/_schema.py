@@ -194,7 +194,7 @@ def as_run(
         A needed column is missing (the message suggests ``columns=``), a
         column has an unusable dtype, or a float id is not a whole number.
     DataError
-        Null ids or scores, NaN or infinite scores, scores that are not
+        Null ids or scores, NaN scores, scores that are not
         numbers, two runs of a list sharing a ``run_id``.
     FormatError
         A file cannot be read; names the file and line.
@@ -360,7 +360,7 @@ def as_lenient(
 ) -> Lenient:
     """Read an input like :func:`as_run`/:func:`as_qrels`/:func:`as_queries`, leniently.
 
-    Problems in the values (nulls, NaN or infinite scores, fractional or
+    Problems in the values (nulls, NaN scores, fractional or
     non-numeric grades, repeated rows) are kept for the caller to report.
     What makes the input unreadable still raises: a missing file, a
     malformed line, a missing column, an unusable dtype.
@@ -1004,19 +1004,19 @@ def _number(col: _Column, checks: list[_Check]) -> pl.Expr:
 
 
 def _score(col: _Column, checks: list[_Check]) -> pl.Expr:
-    """Scores are finite Float64 numbers."""
+    """Scores are Float64 numbers, not NaN; ``inf`` ranks first, ``-inf`` last."""
     if col.dtype == pl.Boolean:
         raise col.dtype_error(_NUMBERS)
     checks.append(_nulls(col))
     x = _number(col, checks)
-    bad = x.is_not_null() & ~x.is_finite()
+    bad = x.is_nan()
 
     def error(n: int, row: dict[str, Any]) -> IrevalError:
         return DataError(
-            f"{col.label} has {_plural(n, 'score')} NaN or infinite, e.g. "
-            f"{_example(row, 'query_id', 'doc_id', 'score')}.\n  Hint: drop or "
-            f"fill them before evaluating, e.g. "
-            f"run.filter(pl.col({col.src!r}).is_finite())."
+            f"{col.label} has {_plural(n, 'score')} NaN, e.g. "
+            f"{_example(row, 'query_id', 'doc_id', 'score')}: a NaN score has no "
+            f"place in a ranking.\n  Hint: drop or fill them before evaluating, "
+            f"e.g. run.filter(pl.col({col.src!r}).is_not_nan())."
         )
 
     checks.append(_Check(bad.sum(), bad, error))

@@ -7,12 +7,15 @@ there is one), so callers never see an ``OSError`` or a polars traceback.
 
 from __future__ import annotations
 
+import bz2
 import gzip
+import importlib
+import lzma
 import mmap
 import os
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ireval_df.errors import FormatError
 
@@ -23,8 +26,12 @@ if TYPE_CHECKING:
     from ireval_df._typing import PathLike
 
 __all__ = [
+    "COMPRESSIONS",
     "GZIP_MAGIC",
     "Format",
+    "compression_of",
+    "decompress",
+    "polars_source",
     "bytes_in",
     "check_text",
     "refuse_nul",
@@ -41,6 +48,15 @@ __all__ = [
 Format: TypeAlias = Literal["trec", "csv", "tsv", "parquet", "jsonl", "json"]
 
 GZIP_MAGIC = b"\x1f\x8b"
+#: Compressions read, by the magic bytes a file starts with; each is also
+#: recognised as a file name suffix (``a.run.zst``) when choosing the format.
+COMPRESSIONS: dict[str, tuple[bytes, str]] = {
+    "gzip": (GZIP_MAGIC, ".gz"),
+    "bzip2": (b"BZh", ".bz2"),
+    "xz": (b"\xfd7zXZ\x00", ".xz"),
+    "zstd": (b"\x28\xb5\x2f\xfd", ".zst"),
+}
+_SUFFIXES = tuple(suffix for _, suffix in COMPRESSIONS.values())
 _BOM = b"\xef\xbb\xbf"
 
 _BY_SUFFIX: dict[str, Format] = {
@@ -69,39 +85,44 @@ def stem(path: PathLike) -> str:
 
     Examples
     --------
-    >>> stem("runs/bm25.run.gz"), stem("dense.parquet")
-    ('bm25', 'dense')
+    >>> stem("runs/bm25.run.gz"), stem("dense.parquet"), stem("a.tsv.zst")
+    ('bm25', 'dense', 'a')
     """
     name = Path(path).name
-    if name.lower().endswith(".gz"):
-        name = name[:-3]
+    for suffix in _SUFFIXES:
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
     return Path(name).stem or name
 
 
 def detect_format(path: PathLike) -> tuple[Format, bool]:
-    """Return the format an extension stands for, and whether it is gzipped.
+    """Return the format an extension stands for, and whether it names a compression.
 
     ``.parquet``/``.pq``, ``.csv``, ``.tsv``, ``.jsonl``/``.ndjson``,
-    ``.json``; ``.gz`` wraps any text format; anything else is TREC text.
+    ``.json``; ``.gz``, ``.bz2``, ``.xz`` or ``.zst`` wraps any text format;
+    anything else is TREC text. The readers recognise a compressed file by
+    its first bytes, whatever its name.
 
     Examples
     --------
     >>> detect_format("a.csv.gz"), detect_format("b.run"), detect_format("c.pq")
     (('csv', True), ('trec', False), ('parquet', False))
+    >>> detect_format("d.tsv.zst"), detect_format("e.run.xz")
+    (('tsv', True), ('trec', True))
     """
     name = Path(path).name.lower()
-    gz = name.endswith(".gz")
-    if gz:
-        name = name[:-3]
+    packed = name.endswith(_SUFFIXES)
+    if packed:
+        name = name[: name.rfind(".")]
     fmt = _BY_SUFFIX.get(Path(name).suffix, "trec")
-    if gz and fmt == "parquet":
+    if packed and fmt == "parquet":
         msg = (
             f"{display(path)}: Parquet files are compressed internally and "
-            f"cannot be gzipped; gunzip it, or gzip only text formats "
-            f"(TREC, CSV, TSV, JSONL)"
+            f"cannot be compressed again; decompress it, or compress only text "
+            f"formats (TREC, CSV, TSV, JSONL)"
         )
         raise FormatError(msg)
-    return fmt, gz
+    return fmt, packed
 
 
 def file_error(path: PathLike, exc: OSError) -> FormatError:
@@ -185,33 +206,103 @@ def _windows(
 
 
 def read_bytes(path: PathLike) -> bytes:
-    """Return the file's bytes, gunzipped when gzip-compressed, without a BOM.
+    """Return the file's bytes, decompressed when compressed, without a BOM.
 
-    Compression is recognised by its magic bytes, so a gzipped file is read
-    whatever its name. Open and decompression failures become FormatError.
+    gzip, bzip2, xz and zstd are recognised by their magic bytes
+    (:func:`compression_of`), so a compressed file is read whatever its
+    name. Open and decompression failures become FormatError.
     """
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
     except OSError as exc:
         raise file_error(path, exc) from exc
-    if raw[:2] == GZIP_MAGIC:
-        raw = gunzip(raw, display(path))
+    kind = compression_of(raw)
+    if kind is not None:
+        raw = decompress(raw, display(path), kind)
     if raw.startswith(_BOM):
         raw = raw[len(_BOM) :]
     return raw
 
 
-def gunzip(raw: bytes, name: str) -> bytes:
-    """Decompress gzip bytes or raise a FormatError naming the file."""
+def polars_source(path: PathLike) -> str | bytes:
+    """Return what polars' readers should read: the path, or the decompressed bytes.
+
+    polars reads plain and gzipped text from a path itself (in parallel, without
+    a copy); a file in another compression is decompressed here first.
+    """
     try:
-        return gzip.decompress(raw)
-    except (OSError, EOFError, zlib.error) as exc:
+        with open(path, "rb") as fh:
+            head = fh.read(6)
+    except OSError as exc:
+        raise file_error(path, exc) from exc
+    if compression_of(head) in (None, "gzip"):
+        return os.fspath(path)
+    return read_bytes(path)
+
+
+def compression_of(head: bytes) -> str | None:
+    """Name the compression whose magic bytes start ``head``, or None.
+
+    Examples
+    --------
+    >>> import gzip, lzma
+    >>> compression_of(gzip.compress(b"x")), compression_of(lzma.compress(b"x"))
+    ('gzip', 'xz')
+    >>> compression_of(b"1 Q0 d1 1 2.5 tag")
+    """
+    for kind, (magic, _) in COMPRESSIONS.items():
+        if head.startswith(magic):
+            return kind
+    return None
+
+
+def decompress(raw: bytes, name: str, kind: str) -> bytes:
+    """Decompress ``raw`` (``kind`` from :func:`compression_of`), or raise a FormatError.
+
+    zstd needs the ``zstandard`` package (``pip install "ireval-df[zstd]"``),
+    or Python 3.14's ``compression.zstd``; the others are in the standard
+    library.
+    """
+    errors: tuple[type[BaseException], ...] = (
+        OSError,
+        EOFError,
+        ValueError,
+        zlib.error,
+        lzma.LZMAError,
+    )
+    zstd: Any = _zstd(name) if kind == "zstd" else None
+    if zstd is not None:
+        errors = (*errors, getattr(zstd, "ZstdError", ValueError))
+    try:
+        if kind == "gzip":
+            return gzip.decompress(raw)
+        if kind == "bzip2":
+            return bz2.decompress(raw)
+        if kind == "xz":
+            return lzma.decompress(raw)
+        return bytes(zstd.decompress(raw))
+    except errors as exc:
         msg = (
-            f"{name}: not a valid gzip file ({exc}); the file may be truncated "
+            f"{name}: not a valid {kind} file ({exc}); the file may be truncated "
             f"or corrupt"
         )
         raise FormatError(msg) from exc
+
+
+def _zstd(name: str) -> Any:
+    """Return the module that decompresses zstd here, or raise a FormatError."""
+    for module in ("zstandard", "compression.zstd", "backports.zstd"):
+        try:
+            return importlib.import_module(module)
+        except ImportError:
+            continue
+    msg = (
+        f"{name} is zstd-compressed, and reading zstd needs the zstandard "
+        'package.\n  Hint: pip install "ireval-df[zstd]" (or pip install '
+        f"zstandard), or decompress it first: zstd -d {name}"
+    )
+    raise FormatError(msg)
 
 
 def check_text(data: bytes, name: str) -> None:
@@ -252,7 +343,7 @@ def refuse_nul(path: PathLike) -> None:
 
     Parsers that read straight from the file (polars' CSV reader) take NUL
     bytes for text; a NUL in a text file means a binary or UTF-16 file. The
-    scan is a memchr over a memory map. Gzipped files are not scanned.
+    scan is a memchr over a memory map. Compressed files are not scanned.
 
     Examples
     --------
@@ -268,7 +359,7 @@ def refuse_nul(path: PathLike) -> None:
             if os.fstat(fh.fileno()).st_size == 0:
                 return
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                if mm[:2] == GZIP_MAGIC:
+                if compression_of(mm[:6]) is not None:
                     return
                 nul = mm.find(b"\x00")
                 if nul != -1:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, BinaryIO, cast
 import polars as pl
 
 from ireval_df.io import trec
-from ireval_df.io._files import GZIP_MAGIC, detect_format
+from ireval_df.io._files import compression_of, detect_format
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -32,23 +32,19 @@ __all__ = ["WINDOW", "estimate_rows", "spill_trec_run"]
 WINDOW = 1 << 24
 #: Bytes read to estimate a text file's line length and compression ratio.
 _SAMPLE = 1 << 20
-_BZ2_MAGIC = b"BZh"
-_XZ_MAGIC = b"\xfd7zXZ\x00"
 
 
 def _open(raw: BinaryIO) -> BinaryIO | None:
     """Return the decompressed stream of an open file (None: zstd, not streamed)."""
-    head = raw.read(6)
+    kind = compression_of(raw.read(6))
     raw.seek(0)
-    if head[:2] == GZIP_MAGIC:
+    if kind == "gzip":
         return cast("BinaryIO", gzip.GzipFile(fileobj=raw))
-    if head[:3] == _BZ2_MAGIC:
+    if kind == "bzip2":
         return cast("BinaryIO", bz2.BZ2File(raw))
-    if head[:6] == _XZ_MAGIC:
+    if kind == "xz":
         return cast("BinaryIO", lzma.LZMAFile(raw))
-    if head[:4] == b"\x28\xb5\x2f\xfd":  # zstd: read whole by the usual readers
-        return None
-    return raw
+    return None if kind == "zstd" else raw  # zstd: read whole by the usual readers
 
 
 def estimate_rows(path: PathLike) -> int:

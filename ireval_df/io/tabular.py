@@ -21,6 +21,7 @@ from ireval_df.io._files import (
     display,
     file_error,
     line_error,
+    polars_source,
     read_bytes,
     refuse_nul,
 )
@@ -52,7 +53,7 @@ def _csv_options(separator: str) -> dict[str, Any]:
 
 
 def csv_columns(path: PathLike, *, separator: str) -> list[str]:
-    r"""Return the header of a CSV or TSV file (gzip allowed).
+    r"""Return the header of a CSV or TSV file (compressed allowed).
 
     Examples
     --------
@@ -62,7 +63,9 @@ def csv_columns(path: PathLike, *, separator: str) -> list[str]:
     ['query-id', 'corpus-id', 'score']
     """
     try:
-        lf = pl.scan_csv(os.fspath(path), infer_schema=False, **_csv_options(separator))
+        lf = pl.scan_csv(
+            polars_source(path), infer_schema=False, **_csv_options(separator)
+        )
         return lf.collect_schema().names()
     except OSError as exc:
         raise file_error(path, exc) from exc
@@ -77,7 +80,7 @@ def read_csv(
     string_columns: Collection[str] | None = None,
     new_columns: Sequence[str] | None = None,
 ) -> pl.DataFrame:
-    r"""Read a CSV or TSV file (gzip allowed) into a DataFrame.
+    r"""Read a CSV or TSV file (compressed allowed) into a DataFrame.
 
     Parameters
     ----------
@@ -120,7 +123,7 @@ def read_csv(
         )
     refuse_nul(path)
     try:
-        return pl.scan_csv(os.fspath(path), **options).collect()
+        return pl.scan_csv(polars_source(path), **options).collect()
     except OSError as exc:
         raise file_error(path, exc) from exc
     except pl.exceptions.PolarsError as exc:
@@ -163,7 +166,7 @@ def read_ndjson(
     *,
     strings: Callable[[Sequence[str]], Collection[str]] | None = None,
 ) -> pl.DataFrame:
-    r"""Read a JSON Lines file (one object per line; gzip and BOM allowed).
+    r"""Read a JSON Lines file (one object per line; compression and BOM allowed).
 
     Parameters
     ----------

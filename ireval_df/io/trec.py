@@ -29,9 +29,9 @@ import polars as pl
 
 from ireval_df.errors import FormatError
 from ireval_df.io._files import (
-    GZIP_MAGIC,
     bytes_in,
     check_text,
+    compression_of,
     display,
     file_error,
     line_error,
@@ -117,7 +117,8 @@ def read_trec_run(path: PathLike, *, rank: bool = True) -> pl.DataFrame:
     Parameters
     ----------
     path : str or pathlib.Path
-        The file; gzip-compressed files are recognised by content.
+        The file; compressed files (gzip, bzip2, xz, zstd) are recognised by
+        content.
     rank : bool, default True
         Return the ``rank`` column; False leaves it out (trec_eval ignores
         it too). The field must be there either way.
@@ -161,7 +162,8 @@ def read_trec_qrels(path: PathLike, *, lenient: bool = False) -> pl.DataFrame:
     Parameters
     ----------
     path : str or pathlib.Path
-        The file; gzip-compressed files are recognised by content.
+        The file; compressed files (gzip, bzip2, xz, zstd) are recognised by
+        content.
     lenient : bool, default False
         Read grades as Float64 and keep fractional ones (``1.7``), for
         :func:`ireval_df.validate` to report; text that is not a finite
@@ -199,7 +201,8 @@ def read_trec_queries(path: PathLike) -> pl.DataFrame:
     Parameters
     ----------
     path : str or pathlib.Path
-        The file; gzip-compressed files are recognised by content.
+        The file; compressed files (gzip, bzip2, xz, zstd) are recognised by
+        content.
 
     Returns
     -------
@@ -237,7 +240,7 @@ def trec_run_id_of_last_line(path: PathLike) -> str:
     Parameters
     ----------
     path : str or pathlib.Path
-        A TREC run file, possibly gzip-compressed.
+        A TREC run file, possibly compressed (gzip, bzip2, xz, zstd).
 
     Returns
     -------
@@ -297,18 +300,18 @@ def _read(
             if os.fstat(fh.fileno()).st_size == 0:
                 msg = f"{name} is empty"
                 raise FormatError(msg)
-            gzipped = fh.read(2) == GZIP_MAGIC
+            compressed = compression_of(fh.read(6)) is not None
             frame = None
-            if not gzipped and _ctrec is not None:
+            if not compressed and _ctrec is not None:
                 with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
                     frame = _native(mm, layout, rank=rank)
-            flags = None if gzipped or frame is not None else _Bytes.of(fh)
+            flags = None if compressed or frame is not None else _Bytes.of(fh)
     except OSError as exc:
         raise file_error(path, exc) from exc
     if frame is not None:
         return _finish(frame, layout, lenient=lenient, rank=rank)
     source: str | bytes = os.fspath(path)
-    if flags is None:  # gzipped: decompress once, for every reader
+    if flags is None:  # compressed: decompress once, for every reader
         data = read_bytes(path)
         frame = _native(data, layout, rank=rank)
         if frame is not None:
@@ -537,9 +540,11 @@ def _careful(
         field, value = "relevance", pl.col("relevance").cast(pl.Float64, strict=False)
         value = pl.when(value.is_finite()).then(value)
         problem = "is not a finite number"
-    else:
-        field, value = "relevance", pl.col("relevance").cast(pl.Int64, strict=False)
-        problem = "is not an integer (relevance grades are whole numbers)"
+    else:  # a whole number, also written as a float ("1.0"), as other readers take
+        number = pl.col("relevance").cast(pl.Float64, strict=False)
+        whole = number.is_finite() & (number == number.floor())
+        field, value = "relevance", pl.when(whole).then(number).cast(pl.Int64)
+        problem = "is not a whole number (relevance grades are integers)"
     _refuse_lone_cr(lines.filter(~pl.col("text").str.contains(_SKIP)), name)
     parsed = (
         lines.lazy()

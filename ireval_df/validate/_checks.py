@@ -52,7 +52,7 @@ CHECKS: dict[str, Check] = {
     "empty_input": Check("error", "an input has no rows"),
     "null_ids": Check("error", "rows with a null run_id, query_id or doc_id"),
     "null_scores": Check("error", "scores that are null or not a number"),
-    "nonfinite_scores": Check("error", "NaN or infinite scores"),
+    "nan_scores": Check("error", "NaN scores"),
     "duplicate_docs": Check("error", "a document twice in one ranking"),
     "null_grades": Check("error", "grades that are null or not a number"),
     "non_integer_grades": Check("error", "grades that are not whole numbers"),
@@ -78,6 +78,7 @@ CHECKS: dict[str, Check] = {
     "null_ranks": Check("info", "rank column values that are not counts"),
     "id_dtypes": Check("info", "run and qrels ids of different types"),
     "negative_grades": Check("info", "negative grades: pooled, not judged"),
+    "infinite_scores": Check("info", "inf or -inf scores: ranked first or last"),
     "tied_scores": Check("info", "equal scores in the top k"),
     "queries_only_in_metadata": Check("info", "query table rows never evaluated"),
 }
@@ -193,7 +194,7 @@ def validate(
     The checks (``check`` column), by default severity:
 
     - error: ``empty_input``, ``null_ids``, ``null_scores``,
-      ``nonfinite_scores`` (NaN, inf), ``duplicate_docs`` (a document twice
+      ``nan_scores``, ``duplicate_docs`` (a document twice
       in one ranking), ``null_grades``, ``non_integer_grades``,
       ``duplicate_judgments`` (a document judged twice for one query),
       ``duplicate_queries`` (in the query table), ``no_shared_queries``;
@@ -207,6 +208,7 @@ def validate(
       ``queries_without_metadata``;
     - info: ``id_dtypes`` (e.g. integer ids in the run, strings in the
       qrels), ``negative_grades`` (trec_eval's "pooled, not judged"),
+      ``infinite_scores`` (inf ranks first, -inf last),
       ``tied_scores`` (ties in the top k are broken by ``doc_id``
       descending, as trec_eval does), ``null_ranks`` (rank column values
       that are not counts), ``queries_only_in_metadata``.
@@ -228,7 +230,7 @@ def validate(
     ... })
     >>> report = validate(run, qrels)
     >>> report.select("check", "severity", "count").rows()
-    [('nonfinite_scores', 'error', 1),
+    [('nan_scores', 'error', 1),
      ('duplicate_docs', 'error', 1),
      ('id_format', 'warning', 1),
      ('queries_only_in_qrels', 'warning', 2),
@@ -502,7 +504,8 @@ def _run_checks(
         ]
     qid, doc, score = pl.col("query_id"), pl.col("doc_id"), pl.col("score")
     null_id = pl.any_horizontal(pl.col("run_id", "query_id", "doc_id").is_null())
-    nonfinite = score.is_not_null() & ~score.is_finite()
+    nan = score.is_nan()
+    infinite = score.is_infinite()
     rows = run.group_by("run_id").agg(
         null_ids=null_id.sum(),
         null_ids_example=pl.format(
@@ -513,11 +516,12 @@ def _run_checks(
         ).first(),
         null_scores=score.null_count(),
         null_scores_example=_first(score.is_null()),
-        nonfinite=nonfinite.sum(),
-        nan=score.is_nan().sum(),
-        inf=(score.is_infinite() & (score > 0)).sum(),
-        neg_inf=(score.is_infinite() & (score < 0)).sum(),
-        nonfinite_example=_first(nonfinite, "score"),
+        nan=nan.sum(),
+        nan_example=_first(nan, "score"),
+        infinite=infinite.sum(),
+        inf=(infinite & (score > 0)).sum(),
+        neg_inf=(infinite & (score < 0)).sum(),
+        infinite_example=_first(infinite, "score"),
     )
     found = [
         _emit(
@@ -549,23 +553,35 @@ def _run_checks(
             "every other: run.with_columns(pl.col('score').fill_null(-1e9)).",
         ),
         _emit(
-            rows.filter(pl.col("nonfinite") > 0),
-            "nonfinite_scores",
+            rows.filter(pl.col("nan") > 0),
+            "nan_scores",
             "run",
-            count=pl.col("nonfinite"),
-            example=pl.col("nonfinite_example"),
+            count=pl.col("nan"),
+            example=pl.col("nan_example"),
             message=pl.format(
-                "{} has {} ({} NaN, {} inf, {} -inf); evaluate() rejects them "
-                "(trec_eval's order for NaN is undefined).",
+                "{} has {}; evaluate() rejects them (trec_eval's order for NaN "
+                "is undefined).",
                 _run_name(),
-                _plural(pl.col("nonfinite"), "non-finite score", "non-finite scores"),
-                pl.col("nan"),
+                _plural(pl.col("nan"), "NaN score", "NaN scores"),
+            ),
+            fix="drop them: run.filter(pl.col('score').is_not_nan()); or rank them "
+            "last: run.with_columns(pl.col('score').fill_nan(float('-inf'))).",
+        ),
+        _emit(
+            rows.filter(pl.col("infinite") > 0),
+            "infinite_scores",
+            "run",
+            count=pl.col("infinite"),
+            example=pl.col("infinite_example"),
+            message=pl.format(
+                "{} has {} ({} inf, {} -inf): inf ranks before every other score "
+                "and -inf after, ties broken by doc_id as usual.",
+                _run_name(),
+                _plural(pl.col("infinite"), "infinite score", "infinite scores"),
                 pl.col("inf"),
                 pl.col("neg_inf"),
             ),
-            fix="drop them: run.filter(pl.col('score').is_finite()); or rank them "
-            "last: run.with_columns(pl.when(pl.col('score').is_finite())"
-            ".then('score').otherwise(-1e9)).",
+            fix="nothing to fix if that is meant; trec_eval ranks them the same.",
         ),
         _duplicates(run),
     ]

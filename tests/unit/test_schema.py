@@ -78,11 +78,10 @@ def test_inputs_are_not_modified() -> None:
     assert frame.columns == ["qid", "docno", "sim"]
 
 
-def test_empty_frames_keep_the_schema() -> None:
-    empty = as_run(pl.DataFrame({"query_id": [], "doc_id": [], "score": []})).collect()
-    assert empty.height == 0
-    assert empty.schema["score"] == pl.Float64
+def test_empty_qrels_keep_the_schema_and_an_empty_run_is_refused() -> None:
     assert as_qrels({}).collect().schema["relevance"] == pl.Int32
+    with pytest.raises(DataError, match="run has no rows: there is nothing to"):
+        as_run(pl.DataFrame({"query_id": [], "doc_id": [], "score": []}))
 
 
 # --------------------------------------------------------------------------
@@ -226,26 +225,58 @@ def test_unusable_dtypes() -> None:
 # values
 
 
-def test_nan_and_infinite_scores() -> None:
+def test_nan_scores_are_refused_and_infinite_ones_kept() -> None:
     frame = pl.DataFrame(
         {
-            "qid": ["q1"] * 3,
-            "docno": ["a", "b", "c"],
-            "sim": [1.0, float("nan"), float("inf")],
+            "qid": ["q1"] * 4,
+            "docno": ["a", "b", "c", "d"],
+            "sim": [1.0, float("nan"), float("inf"), float("-inf")],
         }
     )
     with pytest.raises(DataError) as info:
         as_run(frame)
     assert str(info.value) == (
-        "run has 2 scores that are NaN or infinite, e.g. query_id='q1', doc_id='b', "
-        "score=nan.\n  Hint: drop or fill them before evaluating, e.g. "
-        "run.filter(pl.col('sim').is_finite())."
+        "run has 1 score that is NaN, e.g. query_id='q1', doc_id='b', score=nan: "
+        "a NaN score has no place in a ranking.\n  Hint: drop or fill them before "
+        "evaluating, e.g. run.filter(pl.col('sim').is_not_nan())."
     )
+    kept = as_run(frame.filter(pl.col("sim").is_not_nan())).collect()
+    assert kept["score"].to_list() == [1.0, float("inf"), float("-inf")]
+
+
+def test_infinite_scores_rank_first_and_last_as_in_the_trec_eval_drop_in(
+    tmp_path: Path,
+) -> None:
+    from ireval_df import evaluate
+    from ireval_df.trec_eval import trec_eval
+
+    run = tmp_path / "inf.run"
+    run.write_text(
+        "1 Q0 a 1 inf x\n1 Q0 b 2 5 x\n1 Q0 c 3 -inf x\n"
+        "1 Q0 d 4 inf x\n1 Q0 e 5 -inf x\n"
+    )
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 a 1\n1 0 c 1\n1 0 e 2\n")
+    # d, a (inf, ties by doc_id descending), b, e, c (-inf): relevant at 2, 4, 5
+    ap = evaluate(run, qrels, ["AP"])["value"].item()
+    assert ap == pytest.approx((1 / 2 + 2 / 4 + 3 / 5) / 3, abs=1e-12)
+    out = trec_eval(qrels, run, ["-m", "map"])
+    assert out.split()[-1] == f"{ap:.4f}"
+    # the same from a frame
+    inf = float("inf")
+    frame = pl.DataFrame(
+        {
+            "query_id": ["1"] * 5,
+            "doc_id": ["a", "b", "c", "d", "e"],
+            "score": [inf, 5.0, -inf, inf, -inf],
+        }
+    )
+    assert evaluate(frame, qrels, ["AP"])["value"].item() == ap
 
 
 def test_lazy_input_is_checked_now() -> None:
-    lazy = pl.LazyFrame({**RUN, "score": [1.0, float("-inf")]})
-    with pytest.raises(DataError, match="1 score that is NaN or infinite"):
+    lazy = pl.LazyFrame({**RUN, "score": [1.0, float("nan")]})
+    with pytest.raises(DataError, match="1 score that is NaN"):
         as_run(lazy)
 
 

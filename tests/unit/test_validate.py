@@ -101,11 +101,15 @@ def test_scores_and_duplicates_are_reported_not_raised() -> None:
     assert "1 document appears more than once" in dup["message"]
     assert "duplicates='first'" in dup["fix"]
     assert "duplicates='max'" in dup["fix"]
-    nonfinite = found["nonfinite_scores"][0]
-    assert nonfinite["count"] == 2
-    assert "(1 NaN, 1 inf, 0 -inf)" in nonfinite["message"]
-    assert nonfinite["example"] == "query 'q1' doc 'b': NaN"
-    assert "is_finite()" in nonfinite["fix"]
+    nan = found["nan_scores"][0]
+    assert (nan["severity"], nan["count"]) == ("error", 1)
+    assert "1 NaN score;" in nan["message"]
+    assert nan["example"] == "query 'q1' doc 'b': NaN"
+    assert "is_not_nan()" in nan["fix"]
+    # evaluate ranks inf first and -inf last, as trec_eval does: only info
+    infinite = found["infinite_scores"][0]
+    assert (infinite["severity"], infinite["count"]) == ("info", 1)
+    assert "(1 inf, 0 -inf)" in infinite["message"]
     assert found["null_scores"][0]["count"] == 1
     assert found["null_scores"][0]["example"] == "query 'q1' doc 'd'"
 
@@ -237,7 +241,7 @@ def test_trec_qrels_with_fractional_grades_are_read_leniently(tmp_path: Path) ->
     path = tmp_path / "qrels.txt"
     path.write_text("1 0 a 1\n1 0 b 1.5\n")
     with pytest.raises(
-        FormatError, match=r"line 2: relevance '1\.5' is not an integer"
+        FormatError, match=r"line 2: relevance '1\.5' is not a whole number"
     ):
         evaluate(CLEAN_RUN, path, ["AP"])
     row = one(validate(qrels=path), "non_integer_grades")
@@ -376,7 +380,7 @@ def test_one_input_triggers_every_check() -> None:
         run_id=["a"] * 9 + ["b"],
         query_id=["q1", "q1", "q1", "q1", "q1", None, "002", "q9", "q1", "zz"],
         doc_id=["d1", "d1", "x", "y", "z", "d", "e", "f", "g", "h"],
-        score=[5.0, 5.0, NAN, None, 4.0, 1.0, 1.0, 1.0, 4.0, 1.0],
+        score=[5.0, 5.0, NAN, None, 4.0, 1.0, 1.0, 1.0, 4.0, float("-inf")],
         rank=[5, 4, 3, 2, 1, 1, 1, 1, 1, None],
     )
     qrels = frame(
@@ -438,7 +442,7 @@ def test_unreadable_inputs_still_raise(tmp_path: Path) -> None:
         validate(path)
     path.write_text("1 Q0 a 1 nan t\n1 Q0 a 2 1.0 t\n")  # NaN, duplicate: reported
     found = by_check(validate(path, k=2, depth=2))
-    assert {"nonfinite_scores", "duplicate_docs"} <= set(found)
+    assert {"nan_scores", "duplicate_docs"} <= set(found)
 
 
 def test_a_lazy_plan_that_fails_is_a_schema_error() -> None:

@@ -186,3 +186,117 @@ def test_polars_only_reading_loads_neither_pandas_nor_pyarrow(tmp_path: Path) ->
         cwd=root,
     )
     assert result.stdout.split() == ["False", "False"]
+
+
+# --------------------------------------------------------------------------
+# compression, recognised by its magic bytes
+
+
+def _compressors():
+    import bz2
+    import gzip
+    import lzma
+
+    import zstandard
+
+    return {
+        "gzip": (gzip.compress, ".gz"),
+        "bzip2": (bz2.compress, ".bz2"),
+        "xz": (lzma.compress, ".xz"),
+        "zstd": (zstandard.ZstdCompressor().compress, ".zst"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["gzip", "bzip2", "xz", "zstd"])
+def test_every_compression_is_read_by_its_magic_bytes(kind: str, tmp_path: Path):
+    compress, suffix = _compressors()[kind]
+    repo = Path(__file__).resolve().parents[3]
+    trec_run = (repo / "data" / "runs" / "bm25.run").read_bytes()
+    trec_qrels = (repo / "data" / "qrels.txt").read_bytes()
+    csv_run = b"qid,docno,score\n1,a,2.0\n1,b,1.0\n2,c,0.5\n"
+    jsonl_qrels = b'{"qid": "1", "docid": "a", "label": 1}\n'
+    cases = [
+        (read_run, trec_run, "bm25.run"),
+        (read_qrels, trec_qrels, "qrels.txt"),
+        (read_run, csv_run, "run.csv"),
+        (read_qrels, jsonl_qrels, "qrels.jsonl"),
+    ]
+    for reader, raw, name in cases:
+        plain = write_bytes(tmp_path / name, raw)
+        expected = reader(plain)
+        named = write_bytes(tmp_path / f"packed-{name}{suffix}", compress(raw))
+        # with its suffix, and under the plain name (recognised by content)
+        unnamed = write_bytes(tmp_path / f"unnamed-{name}", compress(raw))
+        for path in (named, unnamed):
+            got = reader(path)
+            if "run_id" in got.columns and name == "run.csv":
+                got = got.drop("run_id")
+                expected_cmp = expected.drop("run_id")
+            else:
+                expected_cmp = expected
+            assert got.equals(expected_cmp), (kind, path.name)
+
+
+def write_bytes(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def test_zstd_without_a_decompressor_names_the_fix(tmp_path: Path, monkeypatch):
+    import importlib
+
+    import zstandard
+
+    from ireval_df.errors import FormatError
+
+    path = write_bytes(
+        tmp_path / "run.zst",
+        zstandard.ZstdCompressor().compress(b"1 Q0 a 1 2.0 t\n"),
+    )
+    real = importlib.import_module
+
+    def missing(name, *args, **kwargs):
+        if "zstd" in name or name == "zstandard":
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib, "import_module", missing)
+    with pytest.raises(FormatError, match=r"(?s)zstd-compressed.*pip install"):
+        read_run(path)
+
+
+def test_a_corrupt_compressed_file_is_named(tmp_path: Path) -> None:
+    import lzma
+
+    from ireval_df.errors import FormatError
+
+    path = write_bytes(tmp_path / "run.xz", lzma.compress(b"1 Q0 a 1 2.0 t\n")[:-8])
+    with pytest.raises(FormatError, match=r"run\.xz: not a valid xz file"):
+        read_run(path)
+
+
+# --------------------------------------------------------------------------
+# grades written as floats
+
+
+def test_whole_number_float_grades_read_alike_from_every_format(tmp_path: Path):
+    from ireval_df.errors import FormatError
+
+    text = write(tmp_path / "qrels.txt", "1 0 a 1.0\n1 0 b 2.00\n1 0 c 0\n2 0 d -1.0\n")
+    table = pl.DataFrame(
+        {
+            "query_id": ["1", "1", "1", "2"],
+            "doc_id": ["a", "b", "c", "d"],
+            "relevance": [1.0, 2.0, 0.0, -1.0],
+        }
+    )
+    table.write_parquet(tmp_path / "qrels.parquet")
+    table.write_csv(tmp_path / "qrels.csv")
+    expected = [("1", "a", 1), ("1", "b", 2), ("1", "c", 0), ("2", "d", -1)]
+    for source in (text, tmp_path / "qrels.parquet", tmp_path / "qrels.csv", table):
+        assert read_qrels(source).rows() == expected
+    half = write(tmp_path / "half.txt", "1 0 a 1\n1 0 b 1.5\n")
+    with pytest.raises(FormatError, match=r"half\.txt, line 2: relevance '1\.5'"):
+        read_qrels(half)
+    with pytest.raises(DataError, match="not a whole number, e.g. 1.5"):
+        read_qrels(table.with_columns(relevance=pl.lit(1.5)))

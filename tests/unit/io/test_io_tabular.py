@@ -139,7 +139,7 @@ def test_csv_missing_column_names_file_and_fix(tmp_path: Path) -> None:
         ("r.json", b"[1, 2]", r"expected an array of records or an object"),
         ("r.parquet", b"qid,docno\n", r"r\.parquet is not a Parquet file"),
         ("r.parquet", b"PAR1 broken", r"r\.parquet is not a valid Parquet file"),
-        ("r.parquet.gz", b"", r"Parquet files .* cannot be gzipped"),
+        ("r.parquet.gz", b"", r"Parquet files .* cannot be compressed again"),
     ],
     ids=[
         "empty-csv",
