@@ -290,3 +290,27 @@ def test_malformed_spec_hint_does_not_repeat_the_input(spelling: str) -> None:
         parse_metric(spelling)
     assert f"Did you mean '{spelling}'" not in str(error.value)
     assert "malformed metric" in str(error.value)
+
+
+def test_ranx_hits_is_a_mean_as_ranx_reports_it() -> None:
+    # ranx 0.3.21 on data/ (negative grades clipped to 0; runs sorted in
+    # trec_eval's order so that ranx's tie rule agrees): hits@10 means
+    import warnings
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    ranx_hits_at_10 = {"bm25": 2.966667, "dense": 4.346667, "hybrid": 4.700000}
+    runs = [data / "runs" / f"{name}.run" for name in ranx_hits_at_10]
+    qrels = ie.read_qrels(data / "qrels.txt").with_columns(
+        pl.col("relevance").clip(lower_bound=0)
+    )
+    assert str(parse_metric("hits@10")) == "Hits@10"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs_only_judged = ie.read_run(runs).filter(
+            pl.col("query_id").is_in(qrels["query_id"].implode())
+        )
+        per_query = ie.evaluate(runs_only_judged, qrels, ["hits@10"])
+    means = dict(ie.summarize(per_query, ci="t").select("run_id", "value").rows())
+    for run, value in ranx_hits_at_10.items():
+        assert means[run] == pytest.approx(value, abs=1e-6)

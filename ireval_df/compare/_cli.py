@@ -168,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
         per_query,
         baseline=baseline,
         test=args.test,
-        correction=None if args.correction == "none" else args.correction,
+        correction=args.correction,
         by=by or None,
         alpha=args.alpha,
         n_resamples=args.n_resamples,

@@ -49,7 +49,14 @@ Test = Literal["t", "wilcoxon", "sign", "randomization", "bootstrap"]
 Missing = Literal["zero", "skip", "error"]
 Interval = Literal["t", "bootstrap"]
 TESTS: tuple[str, ...] = ("t", "wilcoxon", "sign", "randomization", "bootstrap")
-CORRECTION_WORDS: tuple[str | None, ...] = ("holm", "bonferroni", "bh", "by", None)
+CORRECTION_WORDS: tuple[str | None, ...] = (
+    "holm",
+    "bonferroni",
+    "bh",
+    "by",
+    "none",
+    None,
+)
 #: Differences within this share of the larger value are ties (float noise).
 TIE_TOLERANCE = 1e-12
 
@@ -169,7 +176,7 @@ def compare(
     *,
     baseline: str | Sequence[str] | None = None,
     test: Test = "t",
-    correction: Correction | None = "holm",
+    correction: Correction | Literal["none"] | None = "holm",
     by: str | Sequence[str] | None = None,
     alpha: float = 0.05,
     n_resamples: int = 10_000,
@@ -194,10 +201,11 @@ def compare(
         extra), the exact sign test (binomial, ties left out), Fisher's
         randomization test (sign flips; exact up to 20 queries, else
         ``n_resamples`` random flips), or the paired bootstrap (shift method).
-    correction : {"holm", "bonferroni", "bh", "by"} or None, default "holm"
+    correction : {"holm", "bonferroni", "bh", "by", "none"} or None, default "holm"
         Multiple-testing correction over the family of every comparison of
         the call (run pairs x metrics x slices), as statsmodels'
-        ``multipletests`` (``bh`` = ``fdr_bh``, ``by`` = ``fdr_by``).
+        ``multipletests`` (``bh`` = ``fdr_bh``, ``by`` = ``fdr_by``); ``"none"``
+        (the command line's spelling) or None leaves the p-values as they are.
     by : str or list of str, optional
         Slice columns: every comparison is repeated within each slice.
     alpha : float, default 0.05
@@ -276,6 +284,8 @@ def compare(
     import numpy as np
 
     _check_options(test, correction, alpha, n_resamples, ci)
+    if correction == "none":
+        correction = None
     interval: Interval = (
         ci if ci is not None else ("bootstrap" if test == "bootstrap" else "t")
     )

@@ -19,7 +19,13 @@ left out). The parser also takes the aliases below, trec_eval names with their
 parameter suffix (`P_10`, `ndcg_cut.10`, `iprec_at_recall_0.10`,
 `Rprec_mult_0.20`, `set_F.0.5`) and ranx names (`ndcg@10`, `map@100`,
 `mrr@10`), case-insensitively (an exact-case spelling wins: `rbp` is trec_eval's
-p = 0.9, `RBP` the canonical p = 0.8). Every metric takes `judged_only`
+p = 0.9, `RBP` the canonical p = 0.8). A peer's spelling gives that peer's
+number, aggregation included (ranx's `hits@10` is `Hits@10`, a mean; trec_eval's
+`num_rel_ret` is `NumRelRet`, a sum); each ranx spelling was checked against
+ranx 0.3.21 on `data/`, equal but for queries with tied scores, which ranx
+orders otherwise. One exception is documented, not hidden: `bpref` is
+trec_eval's name and gives trec_eval's number; ranx's own `bpref` differs on
+qrels with judged non-relevant documents. Every metric takes `judged_only`
 (drop unjudged documents before ranking, trec_eval `-J`); binary metrics take
 `rel` (the lowest relevant grade, trec_eval `-l`).
 

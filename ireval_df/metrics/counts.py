@@ -81,7 +81,7 @@ def num_rel(m: Metric) -> Plan:
 
 @register(
     "NumRelRet",
-    aliases=("num_rel_ret", "hits"),
+    aliases=("num_rel_ret",),
     cutoff="optional",
     params={"rel": 1},
     trec_eval="num_rel_ret",
@@ -98,6 +98,34 @@ def num_rel_ret(m: Metric) -> Plan:
     >>> qrels = pl.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "relevance": [0, 1]})
     >>> ie.evaluate(run, qrels, ["NumRelRet", "NumRelRet@1"])["value"].to_list()
     [1.0, 0.0]
+    """
+    return Plan(value=shared.relret(m.rel, None if m.k is None else int(m.k)))
+
+
+@register(
+    "Hits",
+    aliases=("hits",),
+    cutoff="optional",
+    params={"rel": 1},
+    bounds=(0.0, None),
+    aggregate="mean",
+)
+def hits(m: Metric) -> Plan:
+    """Relevant documents in the top k (all retrieved without k), averaged: ranx's hits.
+
+    The per-query value is :func:`num_rel_ret`'s (``NumRelRet@k``); the
+    summary is its mean over queries, as ranx reports ``hits@k``, where
+    ``NumRelRet`` sums, as trec_eval's ``num_rel_ret`` does.
+
+    Examples
+    --------
+    >>> run = pl.DataFrame({"query_id": ["q", "q", "r"], "doc_id": ["a", "b", "c"],
+    ...                     "score": [2.0, 1.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query_id": ["q", "q", "r"], "doc_id": ["a", "b", "c"],
+    ...                       "relevance": [1, 1, 0]})
+    >>> per_query = ie.evaluate(run, qrels, ["Hits@10", "NumRelRet@10"])
+    >>> ie.summarize(per_query, ci="t").select("metric", "value").rows()
+    [('Hits@10', 1.0), ('NumRelRet@10', 2.0)]
     """
     return Plan(value=shared.relret(m.rel, None if m.k is None else int(m.k)))
 

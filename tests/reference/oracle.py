@@ -473,6 +473,7 @@ ORACLE: dict[str, Callable[[Any, Topic], float]] = {
     "NumRet": m_numret,
     "NumRel": m_numrel,
     "NumRelRet": m_numrelret,
+    "Hits": m_numrelret,
     "NumNonRelJudgedRet": m_numnonreljudgedret,
     "AP": m_ap,
     "gmAP": m_gmap,

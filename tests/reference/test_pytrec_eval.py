@@ -166,6 +166,7 @@ NO_REFERENCE: dict[str, str] = {
     "RBPResidual": "rbp_resid is new in trec_eval 10.0 (absent from 9.x)",
     "Unjudged": "unj is new in trec_eval 10.0 (absent from 9.x)",
     "Judged": "no trec_eval measure; checked against ir_measures' judged provider",
+    "Hits": "no trec_eval measure (num_rel_ret sums); ranx's numbers on data/ are pinned",
     # variants of referenced metrics
     "nDCG(dcg=exp-log2)": "trec_eval gains are linear; gdeval via ir_measures checks it",
     "nDCG(gains=...)": "pytrec_eval-terrier rejects gain-map parameters ('1=3,2=9')",

@@ -381,3 +381,17 @@ def test_import_loads_neither_scipy_nor_pandas():
         "assert 'scipy' not in sys.modules and 'pandas' not in sys.modules, sorted(sys.modules)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_correction_none_is_spelled_as_on_the_command_line():
+    per_query = pl.DataFrame(
+        {
+            "run_id": ["a"] * 4 + ["b"] * 4,
+            "query_id": ["1", "2", "3", "4"] * 2,
+            "metric": "AP",
+            "value": [0.1, 0.2, 0.3, 0.4, 0.3, 0.5, 0.4, 0.6],
+        }
+    )
+    words = compare(per_query, baseline="a", correction="none")
+    assert words.equals(compare(per_query, baseline="a", correction=None))
+    assert words["p_adjusted"].to_list() == words["p_value"].to_list()
