@@ -102,6 +102,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         duplicates=args.duplicates,
         rank_from=args.rank_from,
         buckets=args.buckets,
+        warn_unjudged=args.warn_unjudged,
     )
     # the printed table shows no interval: skip the bootstrap unless writing one
     ci: Literal["auto", "bootstrap", "t"] = args.ci if args.output else "t"
@@ -204,6 +205,14 @@ def build_parser() -> argparse.ArgumentParser:
         "keep the estimated peak within a sixth of the machine's memory",
     )
     ev.add_argument(
+        "--warn-unjudged",
+        type=_share,
+        metavar="SHARE|never",
+        default=0.5,
+        help="warn when more than this share of the top 10 is unjudged on average "
+        "(default: 0.5); never: do not warn (sparse qrels such as BEIR)",
+    )
+    ev.add_argument(
         "--ci",
         choices=("auto", "t", "bootstrap"),
         default="auto",
@@ -248,6 +257,20 @@ def _buckets(text: str) -> int | str:
         value = 0
     if value < 1:
         msg = f"expected a positive whole number or 'auto', found {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _share(text: str) -> float | None:
+    """``--warn-unjudged``: a share from 0 to 1, or ``never``."""
+    if text == "never":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 1:
+        msg = f"expected a share from 0 to 1 or 'never', found {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return value
 

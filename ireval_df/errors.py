@@ -7,6 +7,13 @@ message states what was expected, what was found and how to fix it.
 
 from __future__ import annotations
 
+import sys
+import warnings
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import FrameType
+
 __all__ = [
     "AlignmentError",
     "DataError",
@@ -16,6 +23,7 @@ __all__ = [
     "MetricSpecError",
     "OptionError",
     "SchemaError",
+    "warn",
 ]
 
 
@@ -52,3 +60,32 @@ class AlignmentError(IrevalError):
 
 class IrevalWarning(UserWarning):
     """A recoverable data issue: counted, reported, and how to turn it off."""
+
+
+def warn(message: str) -> None:
+    """Issue an :class:`IrevalWarning` that points at the caller's own line.
+
+    The warning is attributed to the first frame outside the ``ireval_df``
+    package, wherever inside it the problem was found, so the file and line
+    ``warnings`` prints (and filters on) are the user's, not the library's.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn("3 queries are in the run only")
+    >>> caught[0].message.args[0], caught[0].category.__name__
+    ('3 queries are in the run only', 'IrevalWarning')
+    """
+    level = 2  # the caller of warn()
+    frame = sys._getframe(1)
+    while frame.f_back is not None and _inside(frame):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, IrevalWarning, stacklevel=level)
+
+
+def _inside(frame: FrameType) -> bool:
+    name = str(frame.f_globals.get("__name__", ""))
+    return name == "ireval_df" or name.startswith("ireval_df.")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import warnings
 from collections.abc import Mapping
 from contextlib import nullcontext
 from pathlib import Path
@@ -28,9 +27,9 @@ from ireval_df._schema import as_qrels, as_queries, as_run, is_pandas
 from ireval_df.errors import (
     AlignmentError,
     DataError,
-    IrevalWarning,
     OptionError,
     SchemaError,
+    warn,
 )
 from ireval_df.metrics import parse_metrics
 
@@ -74,6 +73,7 @@ def evaluate(
     rank_from: RankFrom = "score",
     columns: Mapping[str, str] | None = None,
     buckets: int | Literal["auto"] = "auto",
+    warn_unjudged: float | None = UNJUDGED_WARN,
 ) -> Any:
     """Score runs against qrels: one row per run, query and metric.
 
@@ -122,6 +122,11 @@ def evaluate(
         of rows on a machine of 16 GiB. The results never depend on it.
         ``docs/benchmarks.md`` shows the memory a 100-million-row run takes
         with each setting. On a terminal, a bar on stderr shows the groups done.
+    warn_unjudged : float or None, default 0.5
+        Warn when more than this share of the top 10 documents is unjudged on
+        average (the metrics count them as non-relevant); None never warns.
+        Sparse qrels (MS MARCO, BEIR: often above 0.9) are made that way:
+        pass None, or a higher share, to keep the warning for real surprises.
 
     Returns
     -------
@@ -161,6 +166,16 @@ def evaluate(
     _choice("missing", missing, ("zero", "skip", "error"))
     _choice("duplicates", duplicates, ("error", "first", "max"))
     _choice("rank_from", rank_from, ("score", "column"))
+    if warn_unjudged is not None and (
+        isinstance(warn_unjudged, bool)
+        or not isinstance(warn_unjudged, int | float)
+        or not 0 <= warn_unjudged <= 1
+    ):
+        msg = (
+            f"warn_unjudged must be a share between 0 and 1, or None (never warn), "
+            f"found {warn_unjudged!r}."
+        )
+        raise OptionError(msg)
     if depth is not None and (
         isinstance(depth, bool) or not isinstance(depth, int) or depth < 1
     ):
@@ -193,6 +208,7 @@ def evaluate(
             duplicates=duplicates,
             rank_from=rank_from,
             columns=columns,
+            warn_unjudged=warn_unjudged,
         )
     if queries is not None:
         attributes = as_queries(queries).collect()
@@ -254,6 +270,7 @@ def _evaluate_buckets(
     duplicates: Duplicates,
     rank_from: RankFrom,
     columns: Mapping[str, str] | None,
+    warn_unjudged: float | None,
 ) -> tuple[pl.DataFrame, dict[str, int], int]:
     """Read the inputs and evaluate them bucket by bucket: the long frame, counts, rows dropped."""
     # one bucket: read a lazy input (Parquet) into memory once, not per pass
@@ -310,18 +327,17 @@ def _evaluate_buckets(
             dropped += extra
             bar.update()
     if dropped:
-        warnings.warn(
+        warn(
             f"dropped {dropped} repeated (query, doc) rows from the run "
-            f"(duplicates={duplicates!r}); pass duplicates='error' to reject such runs.",
-            IrevalWarning,
-            stacklevel=2,
+            f"(duplicates={duplicates!r}); pass duplicates='error' to reject such runs."
         )
     wide = (
         pl.concat(wides)
         if buckets == 1
         else pl.concat(wides).sort(["run_id", "query_id"])
     )
-    _warn_unjudged(wide)
+    if warn_unjudged is not None:
+        _warn_unjudged(wide, warn_unjudged)
 
     names = [str(m) for m in specs]
     # wide is sorted by run and query: one list per row, exploded, keeps that
@@ -484,34 +500,29 @@ def _alignment(
                 text + "\n  Hint: pass missing='zero' (trec_eval -c) or missing='skip'."
             )
             raise AlignmentError(msg)
-        warnings.warn(
-            text + " Pass missing='error' to reject, or 'skip'/'zero' to choose.",
-            IrevalWarning,
-            stacklevel=3,
-        )
+        warn(text + " Pass missing='error' to reject, or 'skip'/'zero' to choose.")
     if run_only.len():
-        warnings.warn(
+        warn(
             f"{run_only.len()} queries are in the run but not in the qrels and are ignored, "
             f"e.g. {run_only.to_list()[:3]!r}. If they should count, their judgments are "
             "missing (see ireval_df.validate(run, qrels)); to drop them first: "
-            "run.filter(pl.col('query_id').is_in(qrels['query_id'])).",
-            IrevalWarning,
-            stacklevel=3,
+            "run.filter(pl.col('query_id').is_in(qrels['query_id']))."
         )
     return {"missing": absent.height, "run_only": run_only.len()}
 
 
-def _warn_unjudged(wide: pl.DataFrame) -> None:
+def _warn_unjudged(wide: pl.DataFrame, threshold: float) -> None:
     present = wide.filter(~pl.col(MISSING))
     if present.height == 0:
         return
     judged, retrieved = _HIDDEN
     unjudged = pl.col(retrieved) * (1.0 - pl.col(judged)) / 10.0
     share = present.select(unjudged.mean()).item()
-    if isinstance(share, float) and share > UNJUDGED_WARN:
-        warnings.warn(
+    if isinstance(share, float) and share > threshold:
+        warn(
             f"{share:.0%} of the top 10 documents are unjudged on average; metrics count them "
-            "as non-relevant. Check Judged@10, or use Bpref, infAP or judged_only=true.",
-            IrevalWarning,
-            stacklevel=3,
+            "as non-relevant. Check Judged@10, or use Bpref, infAP or judged_only=true. "
+            f"Where the qrels are sparse by design (MS MARCO, BEIR), pass "
+            f"warn_unjudged=None (--warn-unjudged never) to silence this, or a share "
+            f"above {share:.2f}."
         )

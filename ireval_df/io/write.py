@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ import polars as pl
 
 from ireval_df._frames import is_frame_like, to_polars
 from ireval_df._provenance import metadata_of
-from ireval_df.errors import FormatError, IrevalWarning, SchemaError
+from ireval_df.errors import FormatError, SchemaError, warn
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -141,10 +140,8 @@ def _metadata(
         )
         raise FormatError(msg)
     if suffix not in _PARQUET:
-        warnings.warn(
-            f"metadata= is stored only in Parquet files; writing {suffix!r} without it",
-            IrevalWarning,
-            stacklevel=3,
+        warn(
+            f"metadata= is stored only in Parquet files; writing {suffix!r} without it"
         )
         return {}
     return dict(metadata)
