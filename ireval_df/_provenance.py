@@ -13,7 +13,9 @@ import json
 import weakref
 from typing import Any
 
-__all__ = ["attach", "metadata_of", "settings_of"]
+import polars as pl
+
+__all__ = ["attach", "metadata_of", "output", "settings_of"]
 
 _SETTINGS: dict[int, tuple[weakref.ref[Any], dict[str, Any]]] = {}
 
@@ -28,6 +30,9 @@ def attach(frame: Any, settings: dict[str, Any]) -> Any:
 def settings_of(frame: Any) -> dict[str, Any] | None:
     """Return the settings recorded for ``frame``, or None.
 
+    A pyarrow Table carries them in its schema metadata (key ``ireval_df``,
+    as in a Parquet file written by :func:`ireval_df.write_results`).
+
     Examples
     --------
     >>> df = pl.DataFrame({"a": [1]})
@@ -36,6 +41,12 @@ def settings_of(frame: Any) -> dict[str, Any] | None:
     >>> settings_of(pl.DataFrame({"a": [1]})) is None
     True
     """
+    from ireval_df._frames import is_pyarrow
+
+    metadata = frame.schema.metadata if is_pyarrow(frame) else None
+    if isinstance(metadata, dict) and b"ireval_df" in metadata:
+        settings: dict[str, Any] = json.loads(metadata[b"ireval_df"])
+        return settings
     entry = _SETTINGS.get(id(frame))
     if entry is None or entry[0]() is not frame:
         return None
@@ -54,3 +65,26 @@ def metadata_of(frame: Any) -> dict[str, str]:
     if settings is None:
         return {}
     return {"ireval_df": json.dumps(settings, sort_keys=True, default=str)}
+
+
+def output(frame: Any, like: Any, settings: dict[str, Any]) -> Any:
+    """Return ``frame`` as the kind of frame ``like`` is, with ``settings``.
+
+    pandas in gives pandas out; a pyarrow Table gives a Table whose schema
+    metadata holds the settings; a ``LazyFrame`` gives a ``LazyFrame``;
+    anything else (polars, paths, dicts) a polars ``DataFrame`` with the
+    settings recorded (:func:`settings_of`). For a list of inputs, its first
+    item decides.
+    """
+    from ireval_df._frames import is_pandas, is_pyarrow, to_pandas
+
+    if isinstance(like, list | tuple) and like:
+        like = like[0]
+    attach(frame, settings)
+    if is_pandas(like):
+        return to_pandas(frame)
+    if is_pyarrow(like):
+        return frame.to_arrow().replace_schema_metadata(metadata_of(frame))
+    if isinstance(like, pl.LazyFrame):
+        return frame.lazy()
+    return frame

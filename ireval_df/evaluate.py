@@ -23,7 +23,7 @@ from ireval_df._engine import (
 )
 from ireval_df._memory import choose_buckets, memory_budget
 from ireval_df._progress import Progress
-from ireval_df._schema import as_qrels, as_queries, as_run, is_pandas
+from ireval_df._schema import as_qrels, as_queries, as_run
 from ireval_df.errors import (
     AlignmentError,
     DataError,
@@ -228,7 +228,7 @@ def evaluate(
         "ireval_df": version_of("ireval-df"),
         "polars": POLARS_VERSION,
     }
-    return _output(long, run, settings)
+    return _provenance.output(long, run, settings)
 
 
 def _input_rows(run: Any) -> int:
@@ -349,17 +349,6 @@ def _evaluate_buckets(
         value=pl.concat_list(names),
     ).explode("metric", "value")
     return long, stats, dropped
-
-
-def _output(long: pl.DataFrame, like: Any, settings: dict[str, Any]) -> Any:
-    if is_pandas(like):
-        from ireval_df._frames import to_pandas
-
-        return to_pandas(long)
-    _provenance.attach(long, settings)
-    if isinstance(like, pl.LazyFrame):
-        return long.lazy()
-    return long
 
 
 def _buckets(

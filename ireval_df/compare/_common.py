@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from ireval_df import _provenance
-from ireval_df._frames import is_pandas
+from ireval_df._frames import is_pandas, is_pyarrow
 from ireval_df.errors import DataError, OptionError, SchemaError
 from ireval_df.metrics import parse_metric
 
@@ -43,7 +43,7 @@ def slice_columns(by: str | Sequence[str] | None) -> list[str]:
 def to_frame(per_query: Any, needed: Sequence[str]) -> pl.DataFrame:
     """Return a per-query result as an eager polars frame with ``needed`` columns."""
     frame = per_query
-    if is_pandas(per_query):
+    if is_pandas(per_query) or is_pyarrow(per_query):
         from ireval_df._frames import to_polars
 
         frame = to_polars(per_query)
@@ -174,12 +174,9 @@ def pair_names(pairs: Sequence[tuple[str, str]]) -> pl.DataFrame:
 
 
 def output(frame: pl.DataFrame, like: Any, settings: dict[str, Any]) -> Any:
-    """Return pandas for pandas input, else the polars frame with provenance."""
+    """Return ``frame`` as the kind ``like`` is, with ``like``'s settings and these."""
     merged = dict(_provenance.settings_of(like) or {})
     merged.update(settings)
-    if is_pandas(like):
-        from ireval_df._frames import to_pandas
-
-        return to_pandas(frame)
-    _provenance.attach(frame, merged)
-    return frame
+    if isinstance(like, pl.LazyFrame):  # summaries are eager whatever came in
+        like = None
+    return _provenance.output(frame, like, merged)

@@ -71,6 +71,7 @@ PARTIAL = [
     "NumRet@10",
     "NumRel",
     "NumRelRet",
+    "Hits@5",
     "NumNonRelJudgedRet",
     "SetP",
     "SetR",
