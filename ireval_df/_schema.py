@@ -162,8 +162,9 @@ def as_run(
         ...) are recognised without it and reported at INFO level on the
         ``"ireval_df"`` logger. Not used for TREC text, whose columns are fixed.
     run_id : str, optional
-        The run's name when the input has no ``run_id`` column (default
-        ``"run"``). When it has one holding a single name, this replaces it.
+        The run's name when the input has no ``run_id`` column (default: the
+        file's name without its extensions, ``"run"`` for a frame or dict).
+        When it has one holding a single name, this replaces it.
     rank : bool, default True
         Read the rank column of files; False skips it, which saves
         converting and checking it; the rank is only used by
@@ -231,11 +232,18 @@ def as_run(
             obj, columns, rank=rank, in_memory=in_memory, scratch=scratch
         ).frame
     label = _label(obj, "run")
+    # a file names its run, alone as in a list (a frame or dict is "run")
+    if _is_path(obj):
+        from ireval_df.io._files import stem  # io imports this module: import late
+
+        default = stem(obj)
+    else:
+        default = DEFAULT_RUN_ID
     return _one_run(
         obj,
         columns,
         run_id,
-        DEFAULT_RUN_ID,
+        default,
         label,
         rank=rank,
         in_memory=in_memory,

@@ -300,3 +300,21 @@ def test_whole_number_float_grades_read_alike_from_every_format(tmp_path: Path):
         read_qrels(half)
     with pytest.raises(DataError, match="not a whole number, e.g. 1.5"):
         read_qrels(table.with_columns(relevance=pl.lit(1.5)))
+
+
+def test_a_file_without_run_ids_is_named_after_the_file_alone_or_in_a_list(
+    tmp_path: Path,
+) -> None:
+    csv = write(tmp_path / "my-system.csv", "qid,docno,score\n1,a,2.0\n")
+    pl.DataFrame(DATA).write_parquet(tmp_path / "other.parquet")
+    assert read_run(csv)["run_id"].to_list() == ["my-system"]
+    assert read_run(tmp_path / "other.parquet")["run_id"].unique().to_list() == [
+        "other"
+    ]
+    stacked = read_run([csv, tmp_path / "other.parquet"])
+    assert stacked["run_id"].unique(maintain_order=True).to_list() == [
+        "my-system",
+        "other",
+    ]
+    # run_id= still names it, and a frame without one is "run"
+    assert read_run(csv, run_id="bm25")["run_id"].to_list() == ["bm25"]

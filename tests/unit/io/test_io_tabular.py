@@ -63,7 +63,7 @@ def test_json_lines_round_trip(tmp_path: Path, name: str) -> None:
 
 def test_json_array_of_records_and_dict_of_dicts(tmp_path: Path) -> None:
     records = write(tmp_path / "r.json", '[{"qid": 1, "docno": "d1", "sim": 2}]')
-    assert read_run(records).rows() == [("run", "1", "d1", 2.0)]
+    assert read_run(records).rows() == [("r", "1", "d1", 2.0)]  # the file names it
     nested = write(tmp_path / "q.json", '{"q1": {"d1": 1, "d2": 0}}')
     assert read_qrels(nested).rows() == [("q1", "d1", 1), ("q1", "d2", 0)]
 
