@@ -151,6 +151,10 @@ def _headerless(
             return None
         if kind == "qrels" and separator == "\t":  # TREC qrels named .tsv
             frame = trec.read_trec_qrels(path, lenient=lenient)
+        elif kind == "queries" and separator == "\t":
+            # an id, then the text, which may hold tabs itself (Anserini's
+            # Robust04 topics): the rest of the line, as in TREC query lists
+            frame = trec.read_trec_queries(path)
         else:
             frame = tabular.read_csv(path, separator=separator, new_columns=names)
     else:

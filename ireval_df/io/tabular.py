@@ -246,9 +246,38 @@ def _first_line(exc: BaseException) -> str:
 def _text_error(path: PathLike, exc: Exception, kind: str) -> FormatError:
     """Explain a polars failure on a text file, with the line when possible."""
     name = display(path)
-    check_text(read_bytes(path), name)  # raises for empty, binary, non-UTF-8
+    data = read_bytes(path)
+    check_text(data, name)  # raises for empty, binary, non-UTF-8
+    ragged = _ragged_line(data, "\t" if kind == "TSV" else ",")
+    if ragged is not None:
+        number, line, found, expected = ragged
+        problem = (
+            f"{found} fields where the first line has {expected} (a separator "
+            "inside a value?); quote the value, or remove the extra separator"
+        )
+        return line_error(name, number, line, problem)
     msg = f"{name} could not be read as {kind}: {_first_line(exc)}"
     return FormatError(msg)
+
+
+def _ragged_line(data: bytes, separator: str) -> tuple[int, str, int, int] | None:
+    """Find the first line with more fields than the first: number, text, counts.
+
+    Quoted values are taken as they are by ``csv``, so only real extra fields count.
+    """
+    import csv
+
+    lines = data.decode("utf-8").splitlines()
+    rows = csv.reader(lines, delimiter=separator)
+    expected = None
+    for number, row in enumerate(rows, start=1):
+        if not row:
+            continue
+        if expected is None:
+            expected = len(row)
+        elif len(row) > expected:
+            return number, lines[number - 1], len(row), expected
+    return None
 
 
 def _ndjson_error(data: bytes, name: str, exc: Exception) -> FormatError:

@@ -318,3 +318,22 @@ def test_a_file_without_run_ids_is_named_after_the_file_alone_or_in_a_list(
     ]
     # run_id= still names it, and a frame without one is "run"
     assert read_run(csv, run_id="bm25")["run_id"].to_list() == ["bm25"]
+
+
+def test_a_query_title_holding_a_tab_is_read_or_its_line_named(tmp_path: Path):
+    from ireval_df.errors import FormatError
+
+    # Anserini's Robust04 topics: id, tab, title; one title holds a tab
+    topics = write(
+        tmp_path / "topics.robust04.tsv",
+        "301\tInternational Organized Crime\n302\tPoliomyelitis\tand Post-Polio\n",
+    )
+    assert read_queries(topics).rows() == [
+        ("301", "International Organized Crime"),
+        ("302", "Poliomyelitis\tand Post-Polio"),
+    ]
+    headed = write(
+        tmp_path / "headed.tsv", "query_id\ttext\n301\tcrime\n302\tpolio\tpost\n"
+    )
+    with pytest.raises(FormatError, match=r"headed\.tsv, line 3: 3 fields where the"):
+        read_queries(headed)
