@@ -132,7 +132,7 @@ def test_csv_missing_column_names_file_and_fix(tmp_path: Path) -> None:
     [
         ("e.csv", b"", r"e\.csv is empty"),
         ("r.csv", b"qid,docno,score\n1,d1\xff,2\n", r"line 2: not valid UTF-8"),
-        ("r.csv", b"qid,docno,score\n1,d1,2,9\n", r"could not be read as CSV"),
+        ("r.csv", b"qid,docno,score\n1,d1,2,9\n", r"r\.csv, line 2: 4 fields where"),
         ("r.jsonl", b'{"qid": "1"}\n{"qid": 2,\n', r"r\.jsonl, line 2: invalid JSON"),
         ("r.jsonl", b'{"qid": "1"}\n[1, 2]\n', r"line 2: expected one JSON object"),
         ("r.json", b'{"q1": {"d1": 1}', r"r\.json, line 1: invalid JSON"),
