@@ -25,7 +25,7 @@ import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
     from pathlib import Path
 
-    from ireval_df._typing import Kind, QrelsLike, QueriesLike, RunLike
+    from ireval_df._typing import Kind, PathLike, QrelsLike, QueriesLike, RunLike
 
 __all__ = [
     "DTYPES",
@@ -236,7 +236,7 @@ def as_run(
     if _is_path(obj):
         from ireval_df.io._files import stem  # io imports this module: import late
 
-        default = stem(obj)
+        default = stem(cast("PathLike", obj))
     else:
         default = DEFAULT_RUN_ID
     return _one_run(

@@ -11,18 +11,17 @@ import argparse
 import importlib
 import signal
 import sys
-import threading
 import warnings
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
 from ireval_df._cli_args import add_data_arguments
+from ireval_df._signals import Terminated, terminate_as_interrupt
 from ireval_df.errors import IrevalError, IrevalWarning, OptionError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Sequence
 
 __all__ = ["DEFAULT_METRICS", "main", "render_table"]
 
@@ -286,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     warnings.showwarning = _show_warning
     try:
-        with _terminated_as_interrupt():
+        with terminate_as_interrupt():
             return int(args.handler(args))
     except IrevalError as exc:
         if args.debug:
@@ -294,40 +293,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ireval-df: error: {exc}", file=sys.stderr)
         # a metric name or option value is bad usage, like argparse's own errors
         return 2 if isinstance(exc, OptionError) else 1
-    except _Terminated:
+    except Terminated:
         print("ireval-df: terminated", file=sys.stderr)
         return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("ireval-df: interrupted", file=sys.stderr)
         return 130
-
-
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program is, so that cleanup code runs."""
-
-
-@contextmanager
-def _terminated_as_interrupt() -> Iterator[None]:
-    """Turn SIGTERM into an exception for the duration of a command.
-
-    Python's default for SIGTERM is to die on the spot, leaving temporary
-    files behind (a half-written output's hidden temporary file, the
-    scratch folder of a bucketed evaluation). As an exception it unwinds
-    through their cleanup like Ctrl-C does. Only the main thread can set a
-    handler; elsewhere nothing changes.
-    """
-
-    def terminate(signum: int, frame: Any) -> None:
-        raise _Terminated
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

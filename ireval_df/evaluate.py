@@ -24,6 +24,7 @@ from ireval_df._engine import (
 from ireval_df._memory import choose_buckets, memory_budget
 from ireval_df._progress import Progress
 from ireval_df._schema import as_qrels, as_queries, as_run
+from ireval_df._signals import terminate_as_interrupt
 from ireval_df.errors import (
     AlignmentError,
     DataError,
@@ -196,7 +197,7 @@ def evaluate(
             prefix="ireval_df-", ignore_cleanup_errors=True
         )
     )
-    with scratch as folder:
+    with terminate_as_interrupt(only_default=True), scratch as folder:
         long, stats, dropped = _evaluate_buckets(
             run,
             qrels,

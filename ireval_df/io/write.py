@@ -17,6 +17,7 @@ import polars as pl
 
 from ireval_df._frames import is_frame_like, to_polars
 from ireval_df._provenance import metadata_of
+from ireval_df._signals import remove, terminate_as_interrupt, track, untrack
 from ireval_df.errors import FormatError, SchemaError, warn
 
 if TYPE_CHECKING:
@@ -58,7 +59,12 @@ def write_results(
     path : str or pathlib.Path
         ``.parquet``/``.pq``, ``.csv``, ``.tsv`` or ``.jsonl``/``.ndjson``.
         Its directory must exist. An existing file is replaced only once the
-        new one is complete.
+        new one is complete: the frame is written to a hidden temporary file
+        beside it (``.NAME.XXXXXXXXXXXX.tmp``), then renamed. Ctrl-C and
+        SIGTERM (unless the program handles SIGTERM itself) remove the
+        temporary file, even when a second Ctrl-C interrupts the removal
+        (then at exit); only SIGKILL or a crash of the interpreter can leave
+        it behind.
     metadata : mapping of str to str, optional
         Parquet key-value metadata. By default, the settings that produced
         ``frame`` (see :mod:`ireval_df._provenance`), when known. Other
@@ -106,12 +112,14 @@ def write_results(
     if not parent.is_dir():
         msg = f"cannot write {name!r}: directory {os.fspath(parent)!r} does not exist"
         raise FormatError(msg)
-    temporary = parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    temporary = track(parent / f".{target.name}.{secrets.token_hex(6)}.tmp")
     try:
-        writer(df, temporary, meta)
-        os.replace(temporary, target)
+        with terminate_as_interrupt(only_default=True):
+            writer(df, temporary, meta)
+            os.replace(temporary, target)
+        untrack(temporary)
     except BaseException as exc:
-        temporary.unlink(missing_ok=True)
+        remove(temporary)
         if isinstance(exc, pl.exceptions.PolarsError | OSError):
             msg = f"cannot write {name!r}: {_first_line(exc)}"
             raise FormatError(msg) from exc

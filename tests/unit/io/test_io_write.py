@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -13,7 +14,6 @@ from ireval_df.io import SUPPORTED_EXTENSIONS, write_results
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
 RESULT = pl.DataFrame(
     {
@@ -147,3 +147,83 @@ def test_tsv_refuses_tabs_and_line_breaks_in_values(tmp_path: Path) -> None:
         write_results(frame, path)
     assert not path.exists()
     assert leftovers(tmp_path) == []
+
+
+# --------------------------------------------------------------------------
+# interrupted writes leave no temporary file
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_a_second_ctrl_c_during_the_cleanup_still_removes_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ireval_df.io import write as write_module
+
+    def interrupted_sink(df, path, meta):  # polars raises it from inside the sink
+        path.write_bytes(b"partial")
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(write_module._WRITERS, ".parquet", interrupted_sink)
+    real_unlink = Path.unlink
+    calls = []
+
+    def unlink_once_interrupted(self, missing_ok=False):
+        calls.append(self.name)
+        if len(calls) == 1:  # the second Ctrl-C lands in the cleanup
+            raise KeyboardInterrupt
+        return real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", unlink_once_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_results(pl.DataFrame({"a": [1]}), tmp_path / "out.parquet")
+    assert len(calls) == 2
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_the_cleanup_never_reached_is_removed_at_exit(tmp_path: Path) -> None:
+    from ireval_df import _signals
+
+    left = _signals.track(tmp_path / ".out.parquet.0123456789ab.tmp")
+    left.write_bytes(b"partial")
+    _signals._remove_pending()  # what atexit runs
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signals", [["SIGTERM"], ["SIGINT", "SIGINT"]])
+def test_real_signals_during_a_large_write_leave_nothing(
+    tmp_path: Path, signals: list[str]
+) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import polars as pl, ireval_df as ie\n"
+        "n = 30_000_000\n"
+        "frame = pl.DataFrame({'a': pl.int_range(n, eager=True),"
+        " 'b': pl.int_range(n, eager=True).cast(pl.String)})\n"
+        "print('ready', flush=True)\n"
+        f"ie.write_results(frame, {str(tmp_path / 'out.parquet')!r})\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == b"ready"
+    deadline = time.monotonic() + 60
+    while not _leftovers(tmp_path) and proc.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.002)
+    for name in signals:
+        proc.send_signal(getattr(signal, name))
+        time.sleep(0.01)
+    proc.communicate(timeout=120)
+    assert proc.returncode != 0  # interrupted, not finished
+    assert list(tmp_path.iterdir()) == []
