@@ -430,8 +430,8 @@ class _Rankings:
     """What the checks need from a run's rankings, computed in one pass.
 
     ``per_query``: ``run_id``, ``query_id``, ``n`` (rows), ``tied`` (equal
-    scores in the top k) and, with a rank column, ``backwards`` (it orders
-    some documents unlike the scores). ``top``: ``run_id``, ``query_id``,
+    scores in the top k) and, with a rank column, ``backwards`` (it puts a
+    document above one with a higher score; ties may come in any order). ``top``: ``run_id``, ``query_id``,
     ``doc_id`` and the position of the rows in the top ``deep``.
     """
 
@@ -462,11 +462,14 @@ def _rankings(run: pl.DataFrame, k: int, deep: int) -> _Rankings:
         .alias("tied"),
     ]
     if "rank" in rows.columns and rows["rank"].null_count() < rows.height:
+        # backwards: a score rises along the rank column. Documents that tie
+        # on score may come in any rank order (a system lists its ties as it
+        # likes, trec_eval re-sorts them): that is not a different ranking.
         ranked = pl.col("rank").is_not_null()
-        along = pos.filter(ranked).sort_by(
+        along = score.filter(ranked).sort_by(
             [pl.col("rank").filter(ranked), pos.filter(ranked)]
         )
-        facts.append((along.diff() < 0).any().alias("backwards"))
+        facts.append((along.diff() > 0).any().alias("backwards"))
     return _Rankings(
         per_query=rows.group_by(keys).agg(facts),
         top=rows.filter(pos <= deep).select(*keys, "doc_id", _POS),
