@@ -102,6 +102,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         rank_from=args.rank_from,
         buckets=args.buckets,
         warn_unjudged=args.warn_unjudged,
+        compat=args.compat,
     )
     # the printed table shows no interval: skip the bootstrap unless writing one
     ci: Literal["auto", "bootstrap", "t"] = args.ci if args.output else "t"
@@ -175,8 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--missing",
         choices=("zero", "skip", "error"),
-        default="zero",
-        help="qrels queries a run did not answer (default: zero)",
+        help="qrels queries a run did not answer (default: zero; skip with "
+        "--compat 9)",
     )
     ev.add_argument(
         "--depth", type=int, metavar="N", help="keep the top N of each ranking"
@@ -202,6 +203,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="evaluate the queries in N groups, one after the other, to bound "
         "memory (each group reads the files again); auto (default): as many as "
         "keep the estimated peak within a sixth of the machine's memory",
+    )
+    ev.add_argument(
+        "--compat",
+        choices=("10", "9"),
+        default="10",
+        help="9: compute as trec_eval 9.x, which pytrec_eval embeds (float32 "
+        "scores, 9.x's IPrec rounding, unanswered queries skipped), to reproduce "
+        "pytrec_eval-based numbers (default: 10)",
     )
     ev.add_argument(
         "--warn-unjudged",

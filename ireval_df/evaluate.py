@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["evaluate"]
 
 Missing = Literal["zero", "skip", "error"]
+Compat = Literal["10", "9"]
 Duplicates = Literal["error", "first", "max"]
 RankFrom = Literal["score", "column"]
 
@@ -68,13 +69,14 @@ def evaluate(
     metrics: str | Metric | Iterable[str | Metric],
     *,
     queries: Any = None,
-    missing: Missing = "zero",
+    missing: Missing | None = None,
     depth: int | None = None,
     duplicates: Duplicates = "error",
     rank_from: RankFrom = "score",
     columns: Mapping[str, str] | None = None,
     buckets: int | Literal["auto"] = "auto",
     warn_unjudged: float | None = UNJUDGED_WARN,
+    compat: Compat = "10",
 ) -> Any:
     """Score runs against qrels: one row per run, query and metric.
 
@@ -94,7 +96,7 @@ def evaluate(
     queries : frame or path, optional
         ``query_id`` plus attribute columns, joined onto the result so it can
         be sliced (``summarize(..., by=["query_class"])``).
-    missing : {"zero", "skip", "error"}, default "zero"
+    missing : {"zero", "skip", "error"}, default "zero" ("skip" with ``compat="9"``)
         A qrels query the run did not answer: scored as an empty ranking (0
         for every measure but counts such as ``NumRel``; trec_eval ``-c``),
         left out (trec_eval 9.x without ``-c``), or an error. Always counted
@@ -123,6 +125,15 @@ def evaluate(
         of rows on a machine of 16 GiB. The results never depend on it.
         ``docs/benchmarks.md`` shows the memory a 100-million-row run takes
         with each setting. On a terminal, a bar on stderr shows the groups done.
+    compat : {"10", "9"}, default "10"
+        ``"9"`` computes as trec_eval 9.x, which pytrec_eval (and so
+        ir_measures, PyTerrier) embeds, to reproduce numbers from papers that
+        used it: scores are rounded to float32 before ranking (closer scores
+        tie, ties go to doc_id descending), ``IPrec``/``11pt`` need
+        ``(long)(p R + 0.9)`` relevant documents, and a qrels query the run
+        did not answer is left out (``missing="skip"``, unless given). The
+        ``metric`` column keeps the names asked for; the settings record it.
+        ``ireval-df trec_eval --compat 9`` is the same for the drop-in.
     warn_unjudged : float or None, default 0.5
         Warn when more than this share of the top 10 documents is unjudged on
         average (the metrics count them as non-relevant); None never warns.
@@ -164,6 +175,9 @@ def evaluate(
     >>> evaluate(run, qrels, ["RR", "P@2"]).select("metric", "value").rows()
     [('RR', 0.5), ('P@2', 0.5)]
     """
+    _choice("compat", compat, ("10", "9"))
+    if missing is None:
+        missing = "skip" if compat == "9" else "zero"
     _choice("missing", missing, ("zero", "skip", "error"))
     _choice("duplicates", duplicates, ("error", "first", "max"))
     _choice("rank_from", rank_from, ("score", "column"))
@@ -210,6 +224,7 @@ def evaluate(
             rank_from=rank_from,
             columns=columns,
             warn_unjudged=warn_unjudged,
+            compat=compat,
         )
     if queries is not None:
         attributes = as_queries(queries).collect()
@@ -225,6 +240,7 @@ def evaluate(
         "queries_only_in_run": stats["run_only"],
         "duplicates_dropped": dropped,
         "buckets": buckets,
+        "compat": compat,
         "trec_eval_reference": TREC_EVAL_REFERENCE,
         "ireval_df": version_of("ireval-df"),
         "polars": POLARS_VERSION,
@@ -272,6 +288,7 @@ def _evaluate_buckets(
     rank_from: RankFrom,
     columns: Mapping[str, str] | None,
     warn_unjudged: float | None,
+    compat: Compat,
 ) -> tuple[pl.DataFrame, dict[str, int], int]:
     """Read the inputs and evaluate them bucket by bucket: the long frame, counts, rows dropped."""
     # one bucket: read a lazy input (Parquet) into memory once, not per pass
@@ -284,6 +301,10 @@ def _evaluate_buckets(
         scratch=folder,
     )
     qrels_lf = as_qrels(qrels, in_memory=one)
+    computed = specs
+    if compat == "9":  # trec_eval 9.x stored scores as float32
+        run_lf = run_lf.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
+        computed = [_as_trec_eval_9(m) for m in specs]
     if rank_from == "column" and "rank" not in run_lf.collect_schema().names():
         msg = "rank_from='column' needs a 'rank' column in the run; none was found."
         raise SchemaError(msg)
@@ -302,7 +323,7 @@ def _evaluate_buckets(
         missing="skip" if missing == "skip" else "zero",
         rank_from=rank_from,
     )
-    hidden = [m for m in parse_metrics(list(_HIDDEN)) if m not in specs]
+    hidden = [m for m in parse_metrics(list(_HIDDEN)) if m not in computed]
     stats: dict[str, int] = {}
     run_ids = None
     if buckets > 1:  # check alignment before any bucket is evaluated
@@ -317,7 +338,7 @@ def _evaluate_buckets(
             wide, stats, extra = _evaluate_part(
                 part_run,
                 part_qrels,
-                [*specs, *hidden],
+                [*computed, *hidden],
                 options,
                 missing,
                 duplicates,
@@ -347,9 +368,18 @@ def _evaluate_buckets(
         "run_id",
         "query_id",
         metric=pl.lit(pl.Series([names], dtype=pl.List(pl.String))).first(),
-        value=pl.concat_list(names),
+        value=pl.concat_list([str(m) for m in computed]),
     ).explode("metric", "value")
     return long, stats, dropped
+
+
+def _as_trec_eval_9(metric: Metric) -> Metric:
+    """Return the spec computed for ``metric`` under ``compat="9"`` (its 9.x variant)."""
+    from ireval_df.metrics._spec import build_metric
+
+    if "compat" not in metric.info.params or "compat" in dict(metric.params):
+        return metric
+    return build_metric(metric.name, {**dict(metric.params), "compat": "9"}, metric.k)
 
 
 def _buckets(
