@@ -176,8 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--missing",
         choices=("zero", "skip", "error"),
-        help="qrels queries a run did not answer (default: zero; skip with "
-        "--compat 9)",
+        help="qrels queries a run did not answer (default: zero; skip with --compat 9)",
     )
     ev.add_argument(
         "--depth", type=int, metavar="N", help="keep the top N of each ranking"

@@ -23,7 +23,7 @@ from ireval_df.errors import MetricSpecError, SchemaError
 from ireval_df.metrics import parse_metric
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
 __all__ = ["HtmlTable", "to_html", "to_latex", "to_markdown", "to_wide"]
 
@@ -213,16 +213,50 @@ def _describe(settings: dict[str, Any]) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
-def _comparison_table(frame: pl.DataFrame, digits: int) -> _Table:
-    slices = [c for c in _keys(frame) if c not in ("run_id", "baseline")]
-    metrics = [str(m) for m in frame["metric"].unique(maintain_order=True).to_list()]
-    runs: list[str] = []
+def _run_order(frame: pl.DataFrame, order: Sequence[str] | None) -> list[str]:
+    """Order the runs for their letters: ``order``, else the baselines as given first.
+
+    The baselines come in the order ``compare(baseline=...)`` was given them
+    (recorded in its settings), the other runs as the comparison lists them.
+    """
+    seen: list[str] = []
     for run, base in frame.select("run_id", "baseline").iter_rows():
         for name in (base, run):
-            if name not in runs:
-                runs.append(name)
+            if name not in seen:
+                seen.append(name)
+    if order is not None:
+        if isinstance(order, str) or not all(isinstance(o, str) for o in order):
+            msg = f"order= takes a list of run ids, found {order!r}."
+            raise SchemaError(msg)
+        unknown = [o for o in order if o not in seen]
+        if unknown:
+            msg = (
+                f"order= names runs the comparison does not hold: {unknown!r}; "
+                f"its runs are {seen!r}."
+            )
+            raise SchemaError(msg)
+        first = list(dict.fromkeys(order))
+    else:
+        baseline = (_provenance.settings_of(frame) or {}).get("baseline")
+        given = [baseline] if isinstance(baseline, str) else list(baseline or [])
+        first = [b for b in given if b in seen]
+    return [*first, *(r for r in seen if r not in first)]
+
+
+def _comparison_table(
+    frame: pl.DataFrame,
+    digits: int,
+    *,
+    details: bool = False,
+    order: Sequence[str] | None = None,
+) -> _Table:
+    slices = [c for c in _keys(frame) if c not in ("run_id", "baseline")]
+    metrics = [str(m) for m in frame["metric"].unique(maintain_order=True).to_list()]
+    runs = _run_order(frame, order)
     letter = {r: _LETTERS[i % 26] * (1 + i // 26) for i, r in enumerate(runs)}
-    table = _Table(header=[*slices, "run", *metrics])
+    table = _Table(
+        header=[*slices, *(["n"] if details and slices else []), "run", *metrics]
+    )
     groups = frame.select(slices).unique(maintain_order=True).rows() if slices else [()]
     for group in groups:
         part = frame
@@ -232,10 +266,24 @@ def _comparison_table(frame: pl.DataFrame, digits: int) -> _Table:
             )
         means: dict[tuple[str, str], float | None] = {}
         marks: dict[tuple[str, str], str] = {}
+        # (run, metric) -> "p = 0.012 vs (a)" for each baseline it was tested against
+        p_text: dict[tuple[str, str], list[str]] = {}
+        paired = max(
+            (
+                int(r["wins"] + r["ties"] + r["losses"])
+                for r in part.iter_rows(named=True)
+                if r.get("wins") is not None
+            ),
+            default=0,
+        )
         for row in part.iter_rows(named=True):
             metric = row["metric"]
             means.setdefault((row["run_id"], metric), row["mean"])
             means.setdefault((row["baseline"], metric), row["baseline_mean"])
+            if details and row.get("p_adjusted") is not None:
+                p_text.setdefault((row["run_id"], metric), []).append(
+                    f"p{_p(row['p_adjusted'])} vs {letter[row['baseline']]}"
+                )
             if (
                 row.get("significant")
                 and row["delta"] is not None
@@ -248,7 +296,7 @@ def _comparison_table(frame: pl.DataFrame, digits: int) -> _Table:
                     else (row["baseline"], row["run_id"])
                 )
                 marks[(winner, metric)] = (
-                    marks.get((winner, metric), "") + letter[loser]
+                    marks.get((winner, metric), "") + "," + letter[loser]
                 )
         present = [r for r in runs if any((r, m) in means for m in metrics)]
         best = {
@@ -259,24 +307,48 @@ def _comparison_table(frame: pl.DataFrame, digits: int) -> _Table:
         }
         for run in present:
             cells = [_Cell(_number(v, digits)) for v in group]
+            if details and slices:
+                cells.append(_Cell(str(paired), numeric=True))
             cells.append(_Cell(f"({letter[run]}) {run}"))
             for m in metrics:
-                mark = "".join(sorted(marks.get((run, m), ""), key=_LETTERS.find))
+                rank = {name: i for i, name in enumerate(runs)}
+                found = marks.get((run, m), "")
+                winners = sorted(
+                    (name for name in runs if letter[name] in found.split(",")),
+                    key=rank.__getitem__,
+                )
+                text = _number(means.get((run, m)), digits)
+                if p_text.get((run, m)):
+                    by_letter = sorted(p_text[(run, m)], key=lambda t: t.split()[-1])
+                    text += " (" + "; ".join(by_letter) + ")"
                 cells.append(
                     _Cell(
-                        _number(means.get((run, m)), digits),
+                        text,
                         run in best[m],
-                        mark,
+                        "".join(letter[w] for w in winners),
                         numeric=True,
                     )
                 )
             table.rows.append(cells)
     settings = _provenance.settings_of(frame) or {}
-    table.legend.append(
+    legend = (
         "Superscript letters: significantly better than the run with that letter"
         f"{_describe(settings)}. Bold: best in column."
     )
+    if details:
+        legend += (
+            " In brackets: the p-value (after the correction) against each run "
+            "it was compared with."
+        )
+        if slices:
+            legend += " n: queries paired in the slice."
+    table.legend.append(legend)
     return table
+
+
+def _p(value: float) -> str:
+    """Format a p-value for a table: ``=0.012``, or ``<0.001`` below that."""
+    return "<0.001" if value < 0.001 else f"={value:.3f}"
 
 
 def _summary_table(
@@ -343,7 +415,15 @@ def _summary_table(
     return table
 
 
-def _table(frame: Any, values: str | None, digits: int, *, ci: bool) -> _Table:
+def _table(
+    frame: Any,
+    values: str | None,
+    digits: int,
+    *,
+    ci: bool,
+    details: bool = False,
+    order: Sequence[str] | None = None,
+) -> _Table:
     long = _polars(frame)
     if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
         msg = f"digits must be a whole number >= 0, found {digits!r}."
@@ -352,7 +432,7 @@ def _table(frame: Any, values: str | None, digits: int, *, ci: bool) -> _Table:
         long.columns
     )
     if comparison and values is None:
-        return _comparison_table(long, digits)
+        return _comparison_table(long, digits, details=details, order=order)
     return _summary_table(long, _value_column(long, values), digits, ci=ci)
 
 
@@ -371,7 +451,13 @@ def _render(
 
 
 def to_markdown(
-    frame: Any, *, values: str | None = None, digits: int = 3, ci: bool = False
+    frame: Any,
+    *,
+    values: str | None = None,
+    digits: int = 3,
+    ci: bool = False,
+    details: bool = False,
+    order: Sequence[str] | None = None,
 ) -> str:
     """Render a result as a Markdown table (GitHub flavour) with a legend.
 
@@ -387,6 +473,14 @@ def to_markdown(
         Decimals shown.
     ci : bool, default False
         Add ``[low, high]`` intervals to a summary's values.
+    details : bool, default False
+        In a comparison, add each run's p-value (after the correction)
+        against every run it was compared with, and the number of paired
+        queries per slice (column ``n``).
+    order : list of str, optional
+        In a comparison, the runs in the order their letters and rows
+        should follow; by default the baselines as ``compare`` was given
+        them, then the other runs.
 
     Returns
     -------
@@ -412,7 +506,7 @@ def to_markdown(
     <BLANKLINE>
     Bold: best in column.
     """
-    table = _table(frame, values, digits, ci=ci)
+    table = _table(frame, values, digits, ci=ci, details=details, order=order)
 
     def escape(text: str) -> str:
         return text.replace("|", "\\|")
@@ -454,7 +548,13 @@ def _latex_escape(text: str) -> str:
 
 
 def to_latex(
-    frame: Any, *, values: str | None = None, digits: int = 3, ci: bool = False
+    frame: Any,
+    *,
+    values: str | None = None,
+    digits: int = 3,
+    ci: bool = False,
+    details: bool = False,
+    order: Sequence[str] | None = None,
 ) -> str:
     r"""Render a result as a LaTeX ``tabular`` (booktabs) with a legend.
 
@@ -468,6 +568,14 @@ def to_latex(
         Decimals shown.
     ci : bool, default False
         Add ``[low, high]`` intervals to a summary's values.
+    details : bool, default False
+        In a comparison, add each run's p-value (after the correction)
+        against every run it was compared with, and the number of paired
+        queries per slice (column ``n``).
+    order : list of str, optional
+        In a comparison, the runs in the order their letters and rows
+        should follow; by default the baselines as ``compare`` was given
+        them, then the other runs.
 
     Returns
     -------
@@ -497,7 +605,7 @@ def to_latex(
     \smallskip
     {\footnotesize Bold: best in column.}
     """
-    table = _table(frame, values, digits, ci=ci)
+    table = _table(frame, values, digits, ci=ci, details=details, order=order)
 
     def cell(c: _Cell) -> str:
         text = _latex_escape(c.text)
@@ -540,7 +648,13 @@ _STYLE = (
 
 
 def to_html(
-    frame: Any, *, values: str | None = None, digits: int = 3, ci: bool = False
+    frame: Any,
+    *,
+    values: str | None = None,
+    digits: int = 3,
+    ci: bool = False,
+    details: bool = False,
+    order: Sequence[str] | None = None,
 ) -> HtmlTable:
     """Render a result as a styled HTML table, shown as a table in notebooks.
 
@@ -554,6 +668,14 @@ def to_html(
         Decimals shown.
     ci : bool, default False
         Add ``[low, high]`` intervals to a summary's values.
+    details : bool, default False
+        In a comparison, add each run's p-value (after the correction)
+        against every run it was compared with, and the number of paired
+        queries per slice (column ``n``).
+    order : list of str, optional
+        In a comparison, the runs in the order their letters and rows
+        should follow; by default the baselines as ``compare`` was given
+        them, then the other runs.
 
     Returns
     -------
@@ -575,7 +697,7 @@ def to_html(
     >>> '<td class="num"><b>0.500</b></td>' in to_html(summary)
     True
     """
-    table = _table(frame, values, digits, ci=ci)
+    table = _table(frame, values, digits, ci=ci, details=details, order=order)
 
     def cell(c: _Cell) -> str:
         text = html.escape(c.text)
@@ -612,6 +734,8 @@ def render(
     values: str | None = None,
     digits: int = 3,
     ci: bool = False,
+    details: bool = False,
+    order: Sequence[str] | None = None,
 ) -> str:
     """Render with the renderer named by ``fmt`` (the CLI's ``--format``)."""
     renderers: dict[str, Callable[..., str]] = {
@@ -619,4 +743,8 @@ def render(
         "latex": to_latex,
         "html": to_html,
     }
-    return str(renderers[fmt](frame, values=values, digits=digits, ci=ci))
+    return str(
+        renderers[fmt](
+            frame, values=values, digits=digits, ci=ci, details=details, order=order
+        )
+    )

@@ -115,3 +115,43 @@ def test_errors():
         to_wide(PER_QUERY, "p")
     with pytest.raises(SchemaError, match="digits must be a whole number"):
         to_latex(PER_QUERY, digits=-1)
+
+
+def test_letters_follow_the_baselines_given_then_order():
+    # the baseline is given first; byte order would letter 'a' first
+    result = compare(PER_QUERY, baseline="c", correction=None)
+    lines = to_markdown(result).splitlines()
+    assert lines[2].startswith("| (a) c |")
+    assert lines[3].startswith("| (b) a |")
+    assert lines[4].startswith("| (c) b | **0.650**<sup>a</sup> |")
+    # several baselines: in the order given, not in byte order
+    two = to_markdown(compare(PER_QUERY, baseline=["c", "a"], correction=None))
+    assert [line.split(" |")[0] for line in two.splitlines()[2:5]] == [
+        "| (a) c",
+        "| (b) a",
+        "| (c) b",
+    ]
+    every = compare(PER_QUERY, correction=None)
+    chosen = to_markdown(every, order=["b", "c", "a"]).splitlines()
+    assert [line.split(" |")[0] for line in chosen[2:5]] == [
+        "| (a) b",
+        "| (b) c",
+        "| (c) a",
+    ]
+    with pytest.raises(SchemaError, match=r"order= names runs .* \['zzz'\]"):
+        to_markdown(every, order=["zzz"])
+
+
+def test_details_show_p_values_and_paired_queries_per_slice():
+    result = compare(PER_QUERY, baseline="a", by="cls", test="t", correction=None)
+    text = to_markdown(result, details=True)
+    assert text.splitlines()[0] == "| cls | n | run | AP |"
+    b_row = next(line for line in text.splitlines() if "(b) b" in line)
+    p = result.filter(run_id="b", cls="x")["p_adjusted"].item()
+    assert b_row.startswith("| x | 4 | (b) b |")
+    assert f"(p={p:.3f} vs a)" in b_row
+    assert "n: queries paired in the slice." in text
+    latex = to_latex(result, details=True)
+    assert f"(p={p:.3f} vs a)" in latex
+    # without details, neither
+    assert "p=" not in to_markdown(result)
