@@ -11,7 +11,11 @@ byte-identically on every call (numpy ``default_rng`` with a fixed seed per
 shape and chunk). Only numpy and polars are needed (pyarrow for ``xl``).
 
 Shapes (``SHAPES`` below): ``msmarco-dev`` (6,980 queries x 1,000 documents,
-about 1.1 relevant per query, binary, only positives judged), ``trec-dl``
+about 1.1 relevant per query, binary, only positives judged), ``msmarco-sys``
+(the same data, but each group of tied scores listed by doc_id ascending, as
+Lucene and Anserini write them, with the rank column numbering the lines:
+trec_eval's order, doc_id descending, differs from the file's inside ties,
+as in real submitted runs), ``trec-dl``
 (200 x 1,000, about 200 graded judgments per query), ``large`` (100,000 x
 100, about 5 graded judgments per query), ``xl`` (1,000,000 x 100, like
 ``large``), and ``tiny`` (50 x 20, for the smoke test).
@@ -69,6 +73,9 @@ class Shape:
     #: graded: mean number of judged documents the run did not retrieve
     unretrieved_judged: float = 0.0
     trec_text: bool = True
+    #: ``"generation"``: tied rows in generation order; ``"ascending"``: by
+    #: doc_id ascending (as Lucene breaks ties), ranks renumbered
+    tie_order: str = "generation"
 
     @property
     def rows(self) -> int:
@@ -89,6 +96,15 @@ SHAPES: dict[str, Shape] = {
             unretrieved_judged=2.0,
         ),
         Shape("msmarco-dev", 6_980, 1_000, graded=False, extra_relevant=0.09),
+        # the same seeds (name of the same length, same size): the same data
+        Shape(
+            "msmarco-sys",
+            6_980,
+            1_000,
+            graded=False,
+            extra_relevant=0.09,
+            tie_order="ascending",
+        ),
         Shape(
             "trec-dl",
             200,
@@ -218,9 +234,15 @@ def _chunk(
             }
         )
     as_text = [pl.col("query_id").cast(pl.String), pl.col("doc_id").cast(pl.String)]
-    return run.with_columns(as_text), qrels.with_columns(as_text).sort(
-        "query_id", "doc_id"
-    )
+    run = run.with_columns(as_text)
+    if shape.tie_order == "ascending":  # ties by doc_id ascending, ranks renumbered
+        run = (
+            run.with_columns(__q=pl.int_range(pl.len()) // depth)
+            .sort(["__q", "score", "doc_id"], descending=[False, True, False])
+            .with_columns(rank=pl.int_range(1, pl.len() + 1).over("__q").cast(pl.Int32))
+            .drop("__q")
+        )
+    return run, qrels.with_columns(as_text).sort("query_id", "doc_id")
 
 
 def _grades(rng: np.random.Generator, p_rel: np.ndarray) -> np.ndarray:

@@ -19,6 +19,14 @@ shape:
    the Parquet files and left-join the run on the qrels), interleaved in one
    process.
 
+Beside the tools, the command users run is timed the same way, as a fresh
+process: ``python -m ireval_df evaluate --run RUN --qrels QRELS -m ... -o
+OUT.parquet`` (and on the Parquet-only ``xl`` shape with the default
+``--buckets auto`` beside explicit ``--buckets N``). ``--robust03 DIR``
+adds real runs: the 17 runs and the qrels of the TREC 2003 Robust track
+(trectools' ``examples/robust03``), every tool scoring all of them in one
+process.
+
 Then, once: ``import ireval_df`` time, and one run against 20 stacked runs
 (``--stacked``). It prints a markdown table (medians) and, with
 ``--json``, writes every measurement. ranx's numba cache is warmed before
@@ -125,6 +133,68 @@ def run_process(args: list[str]) -> tuple[dict[str, Any], float, float]:
     )  # ru_maxrss is KiB on Linux
 
 
+def run_command(argv: list[str]) -> tuple[float, float]:
+    """Run ``python -m ireval_df ARGV`` (the command users run); wall seconds, peak RSS."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ireval_df", *argv],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=_env(),
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            raise RuntimeError(
+                f"ireval-df {' '.join(argv[:1])} failed:\n"
+                + err.read().decode(errors="replace")[-3000:]
+            )
+    return wall, usage.ru_maxrss / 1024
+
+
+def command_args(run: Path, qrels: Path, out: Path, buckets: str) -> list[str]:
+    """``ireval-df evaluate`` of the five measures, as a user types it."""
+    runs = [str(p) for p in sorted(run.iterdir())] if run.is_dir() else [str(run)]
+    metrics = [arg for m in MEASURES for arg in ("-m", m)]
+    extra = [] if buckets == "auto" else ["--buckets", buckets]
+    return [
+        "evaluate",
+        "--run",
+        *runs,
+        "--qrels",
+        str(qrels),
+        *metrics,
+        "-o",
+        str(out),
+        *extra,
+    ]
+
+
+def robust03(source: Path, data: Path) -> dict[str, Path]:
+    """The TREC 2003 Robust runs and qrels, unpacked once into ``data/robust03``.
+
+    ``source`` holds ``runs/input.*.gz`` and the qrels as ``qrels.txt`` or,
+    in trectools' layout, ``qrel/robust03_qrels.txt``. Runs are unpacked to
+    plain text (ranx reads no gzip); every tool reads the same files.
+    """
+    import gzip
+    import shutil
+
+    folder = data / "robust03"
+    runs = folder / "runs"
+    qrels = folder / "qrels.txt"
+    if not qrels.exists():
+        runs.mkdir(parents=True, exist_ok=True)
+        for packed in sorted((source / "runs").glob("input.*.gz")):
+            with gzip.open(packed, "rb") as src, open(runs / packed.stem, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        found = [source / "qrels.txt", source / "qrel" / "robust03_qrels.txt"]
+        shutil.copy(next(p for p in found if p.exists()), qrels)
+    return {"run_trec": runs, "qrels_trec": qrels}
+
+
 def files(shape: str, data: Path) -> dict[str, Path]:
     """The shape's files, generated on first use."""
     folder = data / shape
@@ -143,9 +213,10 @@ def files(shape: str, data: Path) -> dict[str, Path]:
 def warm(paths: dict[str, Path], tools: list[str], data: Path) -> None:
     """Read the files once (page cache) and compile ranx's numba cache."""
     for path in paths.values():
-        with open(path, "rb") as fh:
-            while fh.read(1 << 24):
-                pass
+        for file in sorted(path.iterdir()) if path.is_dir() else [path]:
+            with open(file, "rb") as fh:
+                while fh.read(1 << 24):
+                    pass
     if "ranx" in tools:
         tiny = files("tiny", data)
         run_process(["ranx", str(tiny["run_trec"]), str(tiny["qrels_trec"])])
@@ -155,10 +226,41 @@ def warm(paths: dict[str, Path], tools: list[str], data: Path) -> None:
 
 
 def tie_queries(paths: dict[str, Path]) -> set[str]:
-    """Queries where a judged document has the same score as another retrieved one."""
-    run = pl.scan_parquet(paths["run_parquet"]).select("query_id", "doc_id", "score")
-    qrels = pl.scan_parquet(paths["qrels_parquet"]).select("query_id", "doc_id")
-    judged = run.join(qrels, on=["query_id", "doc_id"], how="semi")
+    """Queries where a judged document has the same score as another retrieved one.
+
+    For a track folder the keys are ``run/query``, and scores are compared as
+    float32 (pytrec_eval's trec_eval 9.x stores them so: closer scores tie).
+    """
+    if paths["run_trec"].is_dir():
+        from tools import run_name
+
+        import ireval_df as ie
+
+        parts = []
+        for path in sorted(paths["run_trec"].iterdir()):
+            frame = ie.read_run(path)  # real runs split fields by tabs or blanks
+            parts.append(
+                frame.select(
+                    query_id=pl.lit(run_name(path) + "/") + pl.col("query_id"),
+                    doc_id="doc_id",
+                    score=pl.col("score").cast(pl.Float32),
+                    key=pl.col("query_id"),
+                )
+            )
+        run = pl.concat(parts).lazy()
+        qrels = (
+            ie.read_qrels(paths["qrels_trec"])
+            .select(key="query_id", doc_id="doc_id")
+            .lazy()
+        )
+        on = ["key", "doc_id"]
+    else:
+        run = pl.scan_parquet(paths["run_parquet"]).select(
+            "query_id", "doc_id", "score"
+        )
+        qrels = pl.scan_parquet(paths["qrels_parquet"]).select("query_id", "doc_id")
+        on = ["query_id", "doc_id"]
+    judged = run.join(qrels, on=on, how="semi")
     tied = (
         run.join(
             judged.select("query_id", "score").unique(),
@@ -231,38 +333,64 @@ def _inputs(tool: str, paths: dict[str, Path]) -> tuple[Path, Path]:
 # --- timing ------------------------------------------------------------------
 
 
+#: The label of the command's row.
+COMMAND = "ireval-df evaluate -o (command)"
+
+
 def timed_rounds(
-    tools: list[str], paths: dict[str, Path], rounds: int, buckets: int
+    tools: list[str], paths: dict[str, Path], rounds: int, buckets: list[int]
 ) -> dict[str, list[dict[str, Any]]]:
     """Whole-process runs, interleaved; one list of measurements per tool.
 
-    Besides each tool on the TREC files: ireval_df straight from Parquet,
-    and, on a Parquet-only shape, also with ``evaluate(buckets=buckets)``.
+    Besides each tool on the TREC files: the command users run (``ireval-df
+    evaluate ... -o out.parquet``), ireval_df straight from Parquet and the
+    text floors; on a Parquet-only shape, ireval_df and the command with the
+    default ``buckets="auto"`` and with each explicit count in ``buckets``.
     """
-    entries = [(t, *_inputs(t, paths), 1) for t in tools]
-    if "run_trec" in paths:
-        entries.append(("ireval_df", paths["run_parquet"], paths["qrels_parquet"], 1))
-        entries += [(t, *_inputs(t, paths), 1) for t in FLOORS]
-    elif buckets > 1:
+    entries = [(t, *_inputs(t, paths), "auto") for t in tools]
+    entries.append((COMMAND, *_inputs("ireval_df", paths), "auto"))
+    if "run_trec" in paths and "run_parquet" in paths:
         entries.append(
-            ("ireval_df", paths["run_parquet"], paths["qrels_parquet"], buckets)
+            ("ireval_df", paths["run_parquet"], paths["qrels_parquet"], "auto")
         )
-    results: dict[str, list[dict[str, Any]]] = {}
-    for i in range(rounds):
-        shift = i % len(entries)
-        for tool, run, qrels, parts in entries[shift:] + entries[:shift]:
-            label = tool if run.suffix == ".trec" else f"{tool} (Parquet)"
-            if parts > 1:
-                label = f"{tool} (Parquet, buckets={parts})"
-            args = [tool, str(run), str(qrels)]
-            if parts > 1:
-                args += ["--buckets", str(parts)]
-            report, wall, rss = run_process(args)
-            report.update(wall_s=wall, rss_mib=rss)
-            results.setdefault(label, []).append(report)
-            print(
-                f"  round {i + 1} {label}: {wall:.2f} s, {rss:.0f} MiB", file=sys.stderr
+        entries += [(t, *_inputs(t, paths), "auto") for t in FLOORS]
+    elif "run_trec" not in paths:
+        for parts in buckets:
+            entries.append(
+                ("ireval_df", paths["run_parquet"], paths["qrels_parquet"], str(parts))
             )
+            entries.append(
+                (COMMAND, paths["run_parquet"], paths["qrels_parquet"], str(parts))
+            )
+    results: dict[str, list[dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.parquet"
+        for i in range(rounds):
+            shift = i % len(entries)
+            for tool, run, qrels, parts in entries[shift:] + entries[:shift]:
+                parquet = run.suffix == ".parquet"
+                label = f"{tool} (Parquet)" if parquet else tool
+                if parquet and "run_trec" not in paths:
+                    label = f"{tool} (buckets={parts})"
+                if tool == COMMAND:
+                    wall, rss = run_command(command_args(run, qrels, out, parts))
+                    report: dict[str, Any] = {
+                        "tool": tool,
+                        "import_s": float("nan"),
+                        "load_s": float("nan"),
+                        "eval_s": float("nan"),
+                    }
+                else:
+                    args = [tool, str(run), str(qrels)]
+                    if tool == "ireval_df":
+                        args += ["--buckets", parts]
+                    report, wall, rss = run_process(args)
+                report.update(wall_s=wall, rss_mib=rss)
+                results.setdefault(label, []).append(report)
+                print(
+                    f"  round {i + 1} {label}: {wall:.2f} s, {rss:.0f} MiB",
+                    file=sys.stderr,
+                )
     return results
 
 
@@ -339,12 +467,29 @@ def markdown(results: dict[str, Any]) -> str:
         ]
         for label, reports in timing.items():
             m = medians(reports)
+            split = [
+                "-" if v != v else f"{v:.2f}"  # NaN: the command reports no split
+                for v in (m["load_s"], m["eval_s"])
+            ]
             lines.append(
                 f"| {label} | {m['wall_s']:.2f} | {m['wall_s'] / base['wall_s']:.1f}x | "
-                f"{m['load_s']:.2f} | {m['eval_s']:.2f} | {m['rss_mib']:.0f} | "
+                f"{split[0]} | {split[1]} | {m['rss_mib']:.0f} | "
                 f"{m['rss_mib'] / base['rss_mib']:.1f}x |"
             )
         lines.append("")
+        command = [k for k in timing if k.startswith(COMMAND)]
+        for label in command:
+            own = medians(timing[label])
+            peers = [
+                f"{medians(timing[peer])['wall_s'] / own['wall_s']:.1f}x faster than "
+                f"{peer} with {own['rss_mib'] / medians(timing[peer])['rss_mib']:.2f}x "
+                "its peak memory"
+                for peer in PEERS
+                if peer in timing
+            ]
+            if peers:
+                lines.append(f"The command ({label}): " + "; ".join(peers) + ".")
+                lines.append("")
         lines.append(
             f"Medians of {len(next(iter(timing.values())))} interleaved rounds. "
             "Whole process: interpreter start to the five means "
@@ -443,8 +588,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--buckets",
         type=int,
-        default=10,
-        help="on Parquet-only shapes (xl), also time evaluate(buckets=N)",
+        nargs="*",
+        default=[1, 10],
+        help="on Parquet-only shapes (xl), also time evaluate(buckets=N) for each N "
+        "beside the default (auto)",
+    )
+    parser.add_argument(
+        "--robust03",
+        metavar="DIR",
+        help="also score the 17 runs of the TREC 2003 Robust track: a folder "
+        "holding runs/input.*.gz and qrels.txt (or trectools' examples/robust03)",
     )
     parser.add_argument(
         "--data", default=os.path.join(tempfile.gettempdir(), "ireval_df_bench")
@@ -472,9 +625,13 @@ def main(argv: list[str] | None = None) -> int:
         "shapes": {},
         "skipped": skipped,
     }
-    for shape in args.shapes:
+    blocks = list(args.shapes) + (["robust03"] if args.robust03 else [])
+    for shape in blocks:
         print(f"{shape}:", file=sys.stderr)
-        paths = files(shape, data)
+        if shape == "robust03":
+            paths = robust03(Path(args.robust03), data)
+        else:
+            paths = files(shape, data)
         shape_tools = tools if "run_trec" in paths else ["ireval_df"]
         warm(paths, shape_tools, data)
         block: dict[str, Any] = {"shape": _describe(shape, paths)}
@@ -482,7 +639,7 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 block["agreement"] = agreement(shape_tools, paths, Path(tmp))
         block["timing"] = timed_rounds(shape_tools, paths, args.rounds, args.buckets)
-        if "run_trec" in paths:  # not on xl: the whole-process rows say enough there
+        if "run_parquet" in paths and "run_trec" in paths:  # not on xl or robust03
             block["inproc"], _, _ = run_process(
                 [
                     "inproc",
@@ -525,6 +682,22 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _describe(shape: str, paths: dict[str, Path]) -> dict[str, Any]:
+    if shape == "robust03":
+        import ireval_df as ie
+
+        qrels = ie.read_qrels(paths["qrels_trec"])
+        runs = sorted(paths["run_trec"].iterdir())
+        rows = sum(sum(1 for _ in open(p, "rb")) for p in runs)
+        queries = qrels["query_id"].n_unique()
+        return {
+            "queries": queries,
+            "run_rows": rows,
+            "runs": len(runs),
+            "judged_per_query": round(qrels.height / queries, 2),
+            "relevant_per_query": round(
+                qrels.filter(pl.col("relevance") > 0).height / queries, 2
+            ),
+        }
     run = pl.scan_parquet(paths["run_parquet"])
     qrels = pl.scan_parquet(paths["qrels_parquet"])
     queries = SHAPES[shape].queries

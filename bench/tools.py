@@ -9,6 +9,13 @@ reads its peak RSS; ``load_s``/``eval_s`` split the work inside it. With
 ``--per-query`` the per-query values are also written (stdlib ``json``, after
 everything is timed) for the agreement check.
 
+RUN may also be a folder of TREC runs (a track, such as the 17 runs of the
+TREC 2003 Robust track): every tool then scores all of them against QRELS
+in one process, reading the qrels once, as a user scoring a track's
+submissions would; per-query values are keyed ``run/query``, the run named
+after its file (``input.uic0301.gz`` -> ``uic0301``), and the means are
+those of the first run.
+
 Tools: ``ireval_df`` (TREC text or Parquet), ``ireval_df-polars`` (the same
 with its C tokenizer turned off, as installed without a C compiler),
 ``pytrec_eval``
@@ -62,6 +69,35 @@ RANX = {
 PerQuery = dict[str, dict[str, float]]  # measure -> query_id -> value
 
 
+def track(path: str) -> list[Path]:
+    """The run files of a track folder, sorted; ``[path]`` for one file."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return [folder]
+    return sorted(p for p in folder.iterdir() if p.is_file())
+
+
+def run_name(path: Path) -> str:
+    """A track run's name: its file name without ``input.`` and extensions."""
+    name = path.name.removeprefix("input.")
+    for suffix in (".gz", ".txt", ".run", ".trec"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _key(path: Path, qid: str, many: bool) -> str:
+    return f"{run_name(path)}/{qid}" if many else qid
+
+
+def _text(path: Path) -> Any:
+    """Open a run for a peer that reads text: gzip is decompressed on the fly."""
+    import gzip
+
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt")
+    return open(path)  # noqa: SIM115 - closed by the caller's with
+
+
 def _clock() -> float:
     return time.perf_counter()
 
@@ -71,7 +107,7 @@ def run_ireval_df(
     qrels_path: str,
     *,
     per_query: bool = False,
-    buckets: int = 1,
+    buckets: int | str = "auto",
     native: bool = True,
 ) -> tuple[dict[str, Any], PerQuery]:
     t0 = _clock()
@@ -84,7 +120,10 @@ def run_ireval_df(
     t1 = _clock()
     # evaluate() is given the paths and reads the files itself (as the CLI
     # does): it reads only the columns it needs, so the load time is 0 here
-    run, qrels = run_path, qrels_path
+    files = track(run_path)
+    many = len(files) > 1
+    run: Any = [str(f) for f in files] if many else run_path
+    qrels = qrels_path
     t2 = _clock()
     with warnings.catch_warnings():
         # msmarco judges only positives: evaluate() warns about unjudged documents
@@ -92,15 +131,19 @@ def run_ireval_df(
         result = ie.evaluate(run, qrels, list(MEASURES), buckets=buckets)
     means = ie.summarize(result, ci="t")
     t3 = _clock()
-    values = {row[0]: row[1] for row in means.select("metric", "value").iter_rows()}
+    first = means["run_id"][0]
+    values = {
+        row[0]: row[1]
+        for row in means.filter(run_id=first).select("metric", "value").iter_rows()
+    }
     grouped: PerQuery = {m: {} for m in MEASURES}
     if per_query:
-        for qid, metric, value in result.select(
-            "query_id", "metric", "value"
+        for run_id, qid, metric, value in result.select(
+            "run_id", "query_id", "metric", "value"
         ).iter_rows():
-            grouped[metric][qid] = value
+            grouped[metric][f"{run_id}/{qid}" if many else qid] = value
     n = int(means["n_queries"].max())
-    note = f"{buckets} buckets" if buckets > 1 else ""
+    note = "" if buckets in ("auto", 1) else f"{buckets} buckets"
     name = "ireval_df" if native else "ireval_df-polars"
     return _report(name, t0, t1, t2, t3, values, n, note), grouped
 
@@ -114,20 +157,33 @@ def run_pytrec_eval(
     t1 = _clock()
     with open(qrels_path) as fh:
         qrels = pytrec_eval.parse_qrel(fh)
-    with open(run_path) as fh:
-        run = pytrec_eval.parse_run(fh)
+    files = track(run_path)
+    many = len(files) > 1
+    runs = []
+    for path in files:
+        with _text(path) as fh:
+            runs.append(pytrec_eval.parse_run(fh))
     t2 = _clock()
     names = {"ndcg_cut.10", "map", "recip_rank", "recall.100", "P.10"}
-    results = pytrec_eval.RelevanceEvaluator(qrels, names).evaluate(run)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, names)
     per_query: PerQuery = {m: {} for m in MEASURES}
-    for qid, row in results.items():
-        for ours, theirs in PYTREC.items():
-            per_query[ours][qid] = row[theirs]
-        # trec_eval has no cut-off RR; RR@10 = RR when the first relevant
-        # document is in the top 10, i.e. when RR >= 1/10, else 0 (exact).
-        per_query["RR@10"][qid] = row["recip_rank"] if row["recip_rank"] >= 0.1 else 0.0
-    means = {m: statistics.fmean(v.values()) for m, v in per_query.items()}
+    first: PerQuery = {m: {} for m in MEASURES}
+    for path, run in zip(files, runs, strict=True):
+        results = evaluator.evaluate(run)
+        for qid, row in results.items():
+            key = _key(path, qid, many)
+            for ours, theirs in PYTREC.items():
+                per_query[ours][key] = row[theirs]
+            # trec_eval has no cut-off RR; RR@10 = RR when the first relevant
+            # document is in the top 10, i.e. when RR >= 1/10, else 0 (exact).
+            rr = row["recip_rank"] if row["recip_rank"] >= 0.1 else 0.0
+            per_query["RR@10"][key] = rr
+            if path == files[0]:
+                for ours in MEASURES:
+                    first[ours][qid] = per_query[ours][key]
+    means = {m: statistics.fmean(v.values()) for m, v in first.items()}
     t3 = _clock()
+    results = first["AP"]
     note = "RR@10 from recip_rank (kept when >= 0.1)"
     return _report("pytrec_eval", t0, t1, t2, t3, means, len(results), note), per_query
 
@@ -141,16 +197,26 @@ def run_ir_measures(
 
     t1 = _clock()
     qrels = list(ir_measures.read_trec_qrels(qrels_path))
-    run = list(ir_measures.read_trec_run(run_path))
+    files = track(run_path)
+    many = len(files) > 1
+    runs = []
+    for path in files:
+        with _text(path) as fh:
+            runs.append(list(ir_measures.read_trec_run(fh)))
     t2 = _clock()
     measures = [nDCG @ 10, AP, RR @ 10, R @ 100, P @ 10]
     names = dict(zip(measures, MEASURES, strict=True))
     per_query: PerQuery = {m: {} for m in MEASURES}
-    for metric in ir_measures.iter_calc(measures, qrels, run):
-        per_query[names[metric.measure]][metric.query_id] = metric.value
-    means = {m: statistics.fmean(v.values()) for m, v in per_query.items()}
+    first: PerQuery = {m: {} for m in MEASURES}
+    for path, run in zip(files, runs, strict=True):
+        for metric in ir_measures.iter_calc(measures, qrels, run):
+            key = _key(path, metric.query_id, many)
+            per_query[names[metric.measure]][key] = metric.value
+            if path == files[0]:
+                first[names[metric.measure]][metric.query_id] = metric.value
+    means = {m: statistics.fmean(v.values()) for m, v in first.items()}
     t3 = _clock()
-    n = len(per_query["AP"])
+    n = len(first["AP"])
     return _report("ir_measures", t0, t1, t2, t3, means, n), per_query
 
 
@@ -162,18 +228,22 @@ def run_ranx(
 
     t1 = _clock()
     qrels = Qrels.from_file(qrels_path, kind="trec")
-    run = Run.from_file(run_path, kind="trec")
+    files = track(run_path)  # ranx reads plain text: the harness unpacks .gz
+    many = len(files) > 1
+    runs = [Run.from_file(str(path), kind="trec") for path in files]
     t2 = _clock()
-    means = evaluate(qrels, run, list(RANX.values()), make_comparable=True)
+    grouped: PerQuery = {ours: {} for ours in RANX}
+    values: dict[str, float] = {}
+    for path, run in zip(files, runs, strict=True):
+        means = evaluate(qrels, run, list(RANX.values()), make_comparable=True)
+        if path == files[0]:
+            values = {ours: float(means[theirs]) for ours, theirs in RANX.items()}  # type: ignore[index]
+        if per_query:
+            for ours, theirs in RANX.items():
+                for qid, v in run.scores[theirs].items():
+                    grouped[ours][_key(path, qid, many)] = float(v)
     t3 = _clock()
-    grouped: PerQuery = {
-        ours: {qid: float(v) for qid, v in run.scores[theirs].items()}
-        if per_query
-        else {}
-        for ours, theirs in RANX.items()
-    }
-    values = {ours: float(means[theirs]) for ours, theirs in RANX.items()}  # type: ignore[index]
-    n = len(run.scores["map"])
+    n = len(runs[0].scores["map"])
     note = "ties broken by input order"
     return _report("ranx", t0, t1, t2, t3, values, n, note), grouped
 
@@ -357,7 +427,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-query", help="write per-query values (JSON) here")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument(
-        "--buckets", type=int, default=1, help="ireval_df: evaluate(buckets=)"
+        "--buckets",
+        default="auto",
+        type=lambda text: text if text == "auto" else int(text),
+        help="ireval_df: evaluate(buckets=), auto (the default, as users get) or N",
     )
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--queries", type=int, help="stacked: keep the first N queries")

@@ -35,9 +35,30 @@ def _harness():
         sys.path.remove(str(BENCH))
 
 
+def _tiny_track(tmp_path: Path) -> Path:
+    """A folder laid out like trectools' robust03: two gzipped runs and qrels."""
+    import gzip
+
+    data = tmp_path / "data" / "tiny"
+    subprocess.run(
+        [sys.executable, str(BENCH / "generate.py"), "tiny", str(data)],
+        capture_output=True,
+        check=True,
+    )
+    track = tmp_path / "track"
+    (track / "runs").mkdir(parents=True)
+    text = (data / "run.trec").read_text()
+    for tag in ("sysa", "sysb"):
+        packed = gzip.compress(text.replace(" bm25\n", f" {tag}\n").encode())
+        (track / "runs" / f"input.{tag}.gz").write_bytes(packed)
+    (track / "qrels.txt").write_text((data / "qrels.trec").read_text())
+    return track
+
+
 @pytest.mark.slow
 def test_harness_runs_on_the_tiny_shape(tmp_path: Path) -> None:
     out = tmp_path / "results.json"
+    track = _tiny_track(tmp_path)
     done = subprocess.run(
         [
             sys.executable,
@@ -56,6 +77,8 @@ def test_harness_runs_on_the_tiny_shape(tmp_path: Path) -> None:
             str(tmp_path / "data"),
             "--json",
             str(out),
+            "--robust03",
+            str(track),
         ],
         capture_output=True,
         text=True,
@@ -78,6 +101,16 @@ def test_harness_runs_on_the_tiny_shape(tmp_path: Path) -> None:
     assert results["imports"]["pandas"] is False
     assert results["imports"]["scipy"] is False
     assert [st["runs"] for st in results["stacked"]] == [20]
+    # the command users run is timed beside the tools
+    assert "| ireval-df evaluate -o (command) |" in done.stdout
+    assert "ireval-df evaluate -o (command)" in block["timing"]
+    # a track of real-looking runs: every tool scores both, keyed run/query
+    track_block = results["shapes"]["robust03"]
+    assert track_block["shape"]["runs"] == 2
+    assert "ireval-df evaluate -o (command)" in track_block["timing"]
+    for per_metric in track_block.get("agreement", {}).get("peers", {}).values():
+        assert all(d["queries"] == 100 for d in per_metric.values()), per_metric
+        assert all(d["unexplained"] == 0 for d in per_metric.values()), per_metric
 
 
 def test_agreement_flags_a_difference_only_a_tie_rule_explains() -> None:
