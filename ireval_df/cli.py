@@ -21,7 +21,7 @@ from ireval_df._signals import Terminated, terminate_as_interrupt
 from ireval_df.errors import IrevalError, IrevalWarning, OptionError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 __all__ = ["DEFAULT_METRICS", "main", "render_table"]
 
@@ -254,32 +254,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _buckets(text: str) -> int | str:
-    """``--buckets``: ``auto`` or a positive whole number."""
-    if text == "auto":
-        return text
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        msg = f"expected a positive whole number or 'auto', found {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
+def _number_or(
+    word: str,
+    meaning: Any,
+    convert: Callable[[str], float],
+    valid: Callable[[float], bool],
+    expected: str,
+) -> Callable[[str], Any]:
+    """Make an argparse type: ``word`` (standing for ``meaning``) or a valid number."""
+
+    def parse(text: str) -> Any:
+        if text == word:
+            return meaning
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not valid(value):
+            msg = f"expected {expected} or {word!r}, found {text!r}"
+            raise argparse.ArgumentTypeError(msg)
+        return value
+
+    return parse
 
 
-def _share(text: str) -> float | None:
-    """``--warn-unjudged``: a share from 0 to 1, or ``never``."""
-    if text == "never":
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 1:
-        msg = f"expected a share from 0 to 1 or 'never', found {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
+#: ``--buckets``: ``auto`` or a positive whole number.
+_buckets = _number_or("auto", "auto", int, lambda n: n >= 1, "a positive whole number")
+#: ``--warn-unjudged``: a share from 0 to 1, or ``never`` (None: do not warn).
+_share = _number_or("never", None, float, lambda x: 0 <= x <= 1, "a share from 0 to 1")
 
 
 def _show_warning(message: Any, category: Any, *_: Any, **__: Any) -> None:
