@@ -182,7 +182,8 @@ def robust03(source: Path, data: Path) -> dict[str, Path]:
     import gzip
     import shutil
 
-    folder = data / "robust03"
+    # its own folder, never the source (which may lie in the data folder)
+    folder = data / "robust03-unpacked"
     runs = folder / "runs"
     qrels = folder / "qrels.txt"
     if not qrels.exists():
