@@ -83,6 +83,10 @@ TOLERANCE = 1e-9
 #: Where a peer breaks score ties differently from trec_eval (score
 #: descending, then doc_id descending): it may differ there, and only on
 #: queries where a judged document ties with another document.
+#: Peers built on trec_eval 9.x (pytrec_eval), which stores scores as
+#: float32: they may also differ where float32 cannot tell a judged
+#: document's score from another's (``evaluate(compat="9")`` equals them).
+FLOAT32_TOOLS = frozenset({"pytrec_eval", "ir_measures"})
 TIE_RULES = {
     "ranx": (set(MEASURES), "input order"),
     "ir_measures": (
@@ -226,12 +230,14 @@ def warm(paths: dict[str, Path], tools: list[str], data: Path) -> None:
 # --- agreement ---------------------------------------------------------------
 
 
-def tie_queries(paths: dict[str, Path]) -> set[str]:
+def tie_queries(paths: dict[str, Path], *, float32: bool = False) -> set[str]:
     """Queries where a judged document has the same score as another retrieved one.
 
-    For a track folder the keys are ``run/query``, and scores are compared as
-    float32 (pytrec_eval's trec_eval 9.x stores them so: closer scores tie).
+    For a track folder the keys are ``run/query``. With ``float32`` the
+    scores are compared as float32, as trec_eval 9.x (pytrec_eval) stores
+    them: closer scores tie there.
     """
+    precision = pl.Float32 if float32 else pl.Float64
     if paths["run_trec"].is_dir():
         from tools import run_name
 
@@ -244,7 +250,7 @@ def tie_queries(paths: dict[str, Path]) -> set[str]:
                 frame.select(
                     query_id=pl.lit(run_name(path) + "/") + pl.col("query_id"),
                     doc_id="doc_id",
-                    score=pl.col("score").cast(pl.Float32),
+                    score=pl.col("score").cast(precision),
                     key=pl.col("query_id"),
                 )
             )
@@ -257,7 +263,7 @@ def tie_queries(paths: dict[str, Path]) -> set[str]:
         on = ["key", "doc_id"]
     else:
         run = pl.scan_parquet(paths["run_parquet"]).select(
-            "query_id", "doc_id", "score"
+            "query_id", "doc_id", pl.col("score").cast(precision)
         )
         qrels = pl.scan_parquet(paths["qrels_parquet"]).select("query_id", "doc_id")
         on = ["query_id", "doc_id"]
@@ -280,9 +286,15 @@ def compare(
     ours: dict[str, dict[str, float]],
     theirs: dict[str, dict[str, float]],
     ties: set[str],
+    collisions: set[str] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Per metric: queries, how many differ, how many the tie rule cannot explain."""
+    """Per metric: queries, how many differ, how many the tie rules cannot explain.
+
+    ``collisions``: queries where a judged document ties with another once
+    the scores are float32; a tool in :data:`FLOAT32_TOOLS` may differ there.
+    """
     tie_metrics = TIE_RULES.get(tool, (set(), ""))[0]
+    collided = (collisions or set()) if tool in FLOAT32_TOOLS else set()
     result = {}
     for metric in MEASURES:
         a, b = ours[metric], theirs[metric]
@@ -293,6 +305,7 @@ def compare(
             if q not in a or q not in b or not abs(a[q] - b[q]) <= TOLERANCE
         }
         explained = differ & ties if metric in tie_metrics else set()
+        explained |= differ & collided
         result[metric] = {
             "queries": len(queries),
             "differ": len(differ),
@@ -317,12 +330,17 @@ def agreement(
         run_process([tool, str(run), str(qrels), "--per-query", str(out)])
         values[tool] = json.loads(out.read_text())
     ties = tie_queries(paths)
+    as_float32 = tie_queries(paths, float32=True)  # every tie trec_eval 9.x sees
     peers = {
-        tool: compare(tool, values["ireval_df"], values[tool], ties)
+        tool: compare(tool, values["ireval_df"], values[tool], ties, as_float32)
         for tool in tools
         if tool != "ireval_df"
     }
-    return {"tie_queries": len(ties), "peers": peers}
+    return {
+        "tie_queries": len(ties),
+        "float32_ties": len(as_float32 - ties),
+        "peers": peers,
+    }
 
 
 def _inputs(tool: str, paths: dict[str, Path]) -> tuple[Path, Path]:
@@ -529,7 +547,9 @@ def markdown(results: dict[str, Any]) -> str:
             lines.append(
                 f"Agreement with ireval_df (|difference| <= {TOLERANCE:g} per query); "
                 f"{agree['tie_queries']} queries have a judged document tied "
-                "with another document:"
+                "with another document, and "
+                f"{agree.get('float32_ties', 0)} more tie only as float32 (trec_eval "
+                "9.x, inside pytrec_eval and ir_measures, stores scores so):"
             )
             lines.append("")
             for tool, per_metric in agree["peers"].items():
