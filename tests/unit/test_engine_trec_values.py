@@ -1,6 +1,6 @@
 """The engine against trec_eval 10.0's expected per-topic values.
 
-Reads the upstream expected outputs in ``../shared/conformance/trec_eval`` and
+Reads the upstream expected outputs in ``tests/conformance/trec_eval`` and
 checks every per-topic value (``%6.4f`` as trec_eval prints it) of every
 measure the registry reaches by its trec_eval name, computed by
 ``_engine.per_query_wide`` directly. Byte-for-byte output is the trec_eval
@@ -18,12 +18,7 @@ from ireval_df._engine import EngineOptions, per_query_wide
 from ireval_df.metrics import parse_metric
 from ireval_df.metrics._spec import build_metric
 
-CONFORMANCE = (
-    Path(__file__).resolve().parents[3] / "shared" / "conformance" / "trec_eval"
-)
-pytestmark = pytest.mark.skipif(
-    not CONFORMANCE.is_dir(), reason="../shared/conformance missing"
-)
+CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance" / "trec_eval"
 
 
 def _qrels(name: str) -> pl.LazyFrame:

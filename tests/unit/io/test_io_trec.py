@@ -18,7 +18,7 @@ from ireval_df.io import (
 )
 from ireval_df.io.trec import read_trec_qrels, read_trec_run
 
-CONFORMANCE = Path(__file__).resolve().parents[3] / ".." / "shared" / "conformance"
+CONFORMANCE = Path(__file__).resolve().parents[2] / "conformance"
 TREC_EVAL_DATA = CONFORMANCE / "trec_eval"
 
 RUN_TEXT = "301 Q0 d1 1 2.5 bm25\n301 Q0 d2 2 1.5 bm25\n302 Q0 d3 1 0.25 bm25\n"
@@ -308,10 +308,9 @@ def test_queries_as_id_and_text(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------
-# the upstream trec_eval test files, when the shared folder is present
+# the upstream trec_eval test files (tests/conformance/trec_eval)
 
 
-@pytest.mark.skipif(not TREC_EVAL_DATA.is_dir(), reason="conformance data absent")
 def test_trec_eval_test_files() -> None:
     run = read_run(TREC_EVAL_DATA / "results.test")
     assert run.height == 1500
