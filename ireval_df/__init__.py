@@ -15,22 +15,26 @@ Examples
 
 from __future__ import annotations
 
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ireval_df import errors
-from ireval_df._lazy import lazy_names
-from ireval_df.evaluate import evaluate
-from ireval_df.io import read_qrels, read_queries, read_run, write_results
-from ireval_df.metrics import Metric, list_metrics, parse_metric
+from ireval_df._utils.lazy import lazy_names
+from ireval_df.io import write_results
+from ireval_df.measures import Metric, list_metrics, parse_metric
+from ireval_df.offline import evaluate
+from ireval_df.schema import read_qrels, read_queries, read_run
 
 if TYPE_CHECKING:
-    from ireval_df.compare import compare, disagreement, failures, tukey_hsd
+    from ireval_df.diagnostics import disagreement, failures, validate
     from ireval_df.report import to_html, to_latex, to_markdown, to_wide
-    from ireval_df.slices import length_buckets, position_buckets, quantile_bins
-    from ireval_df.summarize import summarize
-    from ireval_df.validate import validate
+    from ireval_df.stats import (
+        compare,
+        length_buckets,
+        position_buckets,
+        quantile_bins,
+        summarize,
+        tukey_hsd,
+    )
 
 __all__ = [
     "Metric",
@@ -58,42 +62,21 @@ __all__ = [
 ]
 
 #: Public names imported on first use (PEP 562): ``import ireval_df`` then
-#: ``evaluate`` needs neither numpy nor the comparison and report modules.
+#: ``evaluate`` needs neither numpy nor the statistics and report modules.
 _LAZY = {
-    "compare": "ireval_df.compare",
-    "disagreement": "ireval_df.compare",
-    "failures": "ireval_df.compare",
-    "tukey_hsd": "ireval_df.compare",
+    "compare": "ireval_df.stats",
+    "length_buckets": "ireval_df.stats",
+    "position_buckets": "ireval_df.stats",
+    "quantile_bins": "ireval_df.stats",
+    "summarize": "ireval_df.stats",
+    "tukey_hsd": "ireval_df.stats",
+    "disagreement": "ireval_df.diagnostics",
+    "failures": "ireval_df.diagnostics",
+    "validate": "ireval_df.diagnostics",
     "to_html": "ireval_df.report",
     "to_latex": "ireval_df.report",
     "to_markdown": "ireval_df.report",
     "to_wide": "ireval_df.report",
-    "length_buckets": "ireval_df.slices",
-    "position_buckets": "ireval_df.slices",
-    "quantile_bins": "ireval_df.slices",
-    "summarize": "ireval_df.summarize",
-    "validate": "ireval_df.validate",
 }
 
-
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
-
-
-class _Package(types.ModuleType):
-    """The package's module type: a subpackage never hides its namesake function.
-
-    Importing the subpackage ``ireval_df.compare`` makes the import system set
-    the attribute ``ireval_df.compare`` to it; the attribute stays the function.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if (
-            name in _LAZY
-            and isinstance(value, types.ModuleType)
-            and value.__name__ == f"{__name__}.{name}"
-        ):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ireval_df.cli import main
+from ireval_df.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

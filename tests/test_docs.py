@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ireval_df.metrics._docs import metrics_markdown
-from ireval_df.metrics._registry import REGISTRY
+from ireval_df.measures.docs import metrics_markdown
+from ireval_df.measures.registry import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 

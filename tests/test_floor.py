@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ireval_df._compat import POLARS_FLOOR, check_polars
+from ireval_df._utils.versions import POLARS_FLOOR, check_polars
 
 ROOT = Path(__file__).resolve().parents[1]
 

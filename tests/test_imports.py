@@ -94,20 +94,18 @@ seen = {{"heavy": sorted(m for m in {heavy!r} if m in sys.modules)}}
 seen["lazy"] = sorted(m for m in {lazy!r} if m in sys.modules)
 missing = [name for name in ie.__all__ if not hasattr(ie, name)]
 names = {{name: type(getattr(ie, name)).__name__ for name in ie.__all__}}
-from ireval_df.compare import compare, tukey_hsd
-from ireval_df.summarize import summarize
-from ireval_df.validate import validate
+from ireval_df.stats import compare, tukey_hsd
+from ireval_df.stats.summary import summarize
+from ireval_df.diagnostics.validation import validate
 same = [ie.compare is compare, ie.tukey_hsd is tukey_hsd,
         ie.summarize is summarize, ie.validate is validate]
 print(json.dumps({{"seen": seen, "missing": missing, "names": names, "same": same}}))
 """
 
 LAZY = (
-    "ireval_df.compare",
+    "ireval_df.stats",
     "ireval_df.report",
-    "ireval_df.slices",
-    "ireval_df.summarize",
-    "ireval_df.validate",
+    "ireval_df.diagnostics",
 )
 
 

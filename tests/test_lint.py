@@ -1,4 +1,4 @@
-"""ruff and mypy, as STYLE.md asks, run by the same test command as CI."""
+"""ruff, mypy and import-linter, run by the same test command as CI."""
 
 from __future__ import annotations
 
@@ -38,4 +38,14 @@ def test_ruff_format():
 
 def test_mypy_strict():
     proc = _run([_tool("mypy"), "ireval_df"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_import_contracts():
+    """Calls only go down the layers, no cycles, no foreign private imports.
+
+    The contracts are in pyproject.toml ([tool.importlinter]); lint-imports
+    reads them with the package's static import graph.
+    """
+    proc = _run([_tool("lint-imports"), "--no-cache"])
     assert proc.returncode == 0, proc.stdout + proc.stderr

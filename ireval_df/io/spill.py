@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, BinaryIO, cast
 import polars as pl
 
 from ireval_df.io import trec
-from ireval_df.io._files import compression_of, detect_format
+from ireval_df.io.files import compression_of, detect_format
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ireval_df._typing import PathLike
+    from ireval_df._utils.typing import PathLike
 
 __all__ = ["WINDOW", "estimate_rows", "spill_trec_run"]
 

@@ -1,7 +1,7 @@
 """Files with named columns: CSV, TSV, Parquet, JSON Lines and JSON.
 
 These readers return the file's own column names; mapping them to the
-canonical ones is :mod:`ireval_df._schema`'s job. Text formats are read
+canonical ones is :mod:`ireval_df.schema.coerce`'s job. Text formats are read
 eagerly (parsing is the expensive part, so it is done once); Parquet is
 scanned lazily. Every failure becomes a
 :class:`~ireval_df.errors.FormatError` naming the file.
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from ireval_df.errors import FormatError
-from ireval_df.io._files import (
+from ireval_df.io.files import (
     check_text,
     display,
     file_error,
@@ -29,7 +29,7 @@ from ireval_df.io._files import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
 
-    from ireval_df._typing import PathLike
+    from ireval_df._utils.typing import PathLike
 
 __all__ = [
     "csv_columns",

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ireval_df.errors import FormatError
-from ireval_df.io._files import (
+from ireval_df.io.files import (
     bytes_in,
     check_text,
     compression_of,
@@ -46,7 +46,7 @@ except ImportError:  # built without a C compiler: polars reads everything
 if TYPE_CHECKING:
     from io import FileIO
 
-    from ireval_df._typing import PathLike
+    from ireval_df._utils.typing import PathLike
 
 __all__ = [
     "read_trec_qrels",

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ireval_df._frames import is_frame_like, to_polars
-from ireval_df._provenance import metadata_of
-from ireval_df._signals import remove, terminate_as_interrupt, track, untrack
+from ireval_df._utils.frames import is_frame_like, to_polars
+from ireval_df._utils.provenance import metadata_of
+from ireval_df._utils.signals import remove, terminate_as_interrupt, track, untrack
 from ireval_df.errors import FormatError, SchemaError, warn
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ireval_df._typing import FrameLike, PathLike
+    from ireval_df._utils.typing import FrameLike, PathLike
 
 __all__ = ["SUPPORTED_EXTENSIONS", "write_results"]
 
@@ -67,7 +67,7 @@ def write_results(
         it behind.
     metadata : mapping of str to str, optional
         Parquet key-value metadata. By default, the settings that produced
-        ``frame`` (see :mod:`ireval_df._provenance`), when known. Other
+        ``frame`` (see :mod:`ireval_df._utils.provenance`), when known. Other
         formats cannot store it (an :class:`IrevalWarning` says so when it
         is given explicitly).
 

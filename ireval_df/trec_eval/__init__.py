@@ -15,13 +15,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ireval_df.errors import IrevalError
-from ireval_df.trec_eval._command import run_command
+from ireval_df.trec_eval._command import Result, run_command
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from os import PathLike
 
-__all__ = ["TrecEvalError", "trec_eval"]
+__all__ = ["Result", "TrecEvalError", "run_command", "trec_eval"]
 
 
 class TrecEvalError(IrevalError):

@@ -1,8 +1,8 @@
 """Compute trec_eval's per-topic values and summaries with the polars engine.
 
-Every number comes from :func:`ireval_df._engine.per_query_wide`, the engine
+Every number comes from :func:`ireval_df.offline.engine.per_query_wide`, the engine
 behind :func:`ireval_df.evaluate`, and every ranking from the engine's
-:func:`~ireval_df._engine.ranked_rows` (score descending, then doc_id
+:func:`~ireval_df.offline.engine.ranked_rows` (score descending, then doc_id
 descending in byte order, cut at ``-M``, ``-J`` applied): this module only
 decides which topics are evaluated and which stop trec_eval (duplicates,
 missing topics), and applies trec_eval's summary rules (sums for counts,
@@ -17,19 +17,19 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ireval_df._engine import (
+from ireval_df.offline.engine import (
     MISSING,
     EngineOptions,
     label_qrels,
     per_query_wide,
     ranked_rows,
 )
-from ireval_df.metrics._shared import full_sort
+from ireval_df.offline.metrics.shared import full_sort
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ireval_df.metrics import Metric
+    from ireval_df.measures import Metric
     from ireval_df.trec_eval._measures import Output
     from ireval_df.trec_eval._options import Options
 

@@ -3,7 +3,7 @@
 The table lists every measure in trec_eval 10.0's print order
 (``trec_eval/measures.c``) with its parameter kind, defaults and summary
 rule. :func:`expand` turns the selected measures and their parameters into
-output lines, each backed by one registry :class:`~ireval_df.metrics.Metric`
+output lines, each backed by one registry :class:`~ireval_df.measures.Metric`
 (no metric is implemented here) or by a special column (``runid``,
 ``num_q``, ``relstring``, the judgment-group and preference measures).
 
@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ireval_df.errors import MetricSpecError
-from ireval_df.metrics._spec import build_metric
+from ireval_df.measures.spec import build_metric
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ireval_df.metrics import Metric
+    from ireval_df.measures import Metric
 
 __all__ = [
     "MEASURES",

@@ -43,7 +43,7 @@ from typing import IO, Any
 import polars as pl
 
 from ireval_df.io import trec
-from ireval_df.io._files import bytes_in
+from ireval_df.io.files import bytes_in
 
 __all__ = [
     "InputError",

@@ -1,7 +1,7 @@
 """``ireval-df trec_eval`` against NIST trec_eval 10.0's own test outputs.
 
 Every row of ``tests/conformance/trec_eval/manifest.tsv`` is run through
-``ireval_df.trec_eval._cli.main`` and its standard output compared with the
+``ireval_df.cli.trec_eval.main`` and its standard output compared with the
 expected file byte for byte. The rows with ``-R prefs``/``-R qrels_prefs``
 (the preference measures, not implemented) are expected failures; every
 other row, ``-R qrels_jg`` and ``-Z`` included, must pass.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ireval_df.trec_eval._cli import main
+from ireval_df.cli.trec_eval import main
 
 REPO = Path(__file__).resolve().parents[2]
 CONFORMANCE = Path(__file__).resolve().parent / "trec_eval"

@@ -25,10 +25,10 @@ from hypothesis import strategies as st
 from strategies import Case, cases
 
 from ireval_df import evaluate
+from ireval_df.diagnostics.validation import COLUMNS, validate
 from ireval_df.errors import IrevalError, IrevalWarning
-from ireval_df.metrics import list_metrics, parse_metric
-from ireval_df.metrics._registry import REGISTRY
-from ireval_df.validate import COLUMNS, validate
+from ireval_df.measures import list_metrics, parse_metric
+from ireval_df.measures.registry import REGISTRY
 
 SCALE = int(os.environ.get("IREVAL_FUZZ_SCALE", "1"))
 FUZZ = settings(max_examples=25 * SCALE, suppress_health_check=[HealthCheck.too_slow])

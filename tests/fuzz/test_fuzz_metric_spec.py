@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ireval_df.errors import MetricSpecError
-from ireval_df.metrics import Metric, list_metrics, parse_metric
+from ireval_df.measures import Metric, list_metrics, parse_metric
 
 SCALE = int(os.environ.get("IREVAL_FUZZ_SCALE", "1"))
 FUZZ = settings(max_examples=150 * SCALE, suppress_health_check=[HealthCheck.too_slow])

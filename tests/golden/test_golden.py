@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 import ireval_df as ie
-from ireval_df.cli import main
+from ireval_df.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data"

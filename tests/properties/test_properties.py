@@ -21,11 +21,11 @@ from reference.test_oracle import GRID, VARIANTS
 from strategies import NO_SHRINK, Case, cases, perfect_case, shuffled
 
 import ireval_df as ie
-from ireval_df._engine import EngineOptions, find_rankings
 from ireval_df.errors import IrevalWarning
-from ireval_df.metrics import REGISTRY, Metric, parse_metric
-from ireval_df.metrics._shared import full_sort
-from ireval_df.metrics._spec import build_metric
+from ireval_df.measures import REGISTRY, Metric, parse_metric
+from ireval_df.measures.spec import build_metric
+from ireval_df.offline.engine import EngineOptions, find_rankings
+from ireval_df.offline.metrics.shared import full_sort
 
 
 def _prop_grid() -> list[Metric]:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    from ireval_df.metrics import Metric
+    from ireval_df.measures import Metric
 
 NONPOOL = -1
 UNJUDGED = -2

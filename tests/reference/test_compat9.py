@@ -83,7 +83,7 @@ def test_compat_9_equals_pytrec_eval_and_10_does_not() -> None:
 
 
 def test_compat_9_on_the_command_line(tmp_path) -> None:
-    from ireval_df.cli import main
+    from ireval_df.cli.main import main
 
     run, qrels = _frames()
     with (tmp_path / "run.txt").open("w") as fh:

@@ -31,7 +31,7 @@ from strategies import NUMERIC_QUERY_IDS, Case, cases
 
 import ireval_df as ie
 from ireval_df.errors import IrevalWarning
-from ireval_df.metrics import parse_metric
+from ireval_df.measures import parse_metric
 
 irm = pytest.importorskip("ir_measures")
 

@@ -6,7 +6,7 @@ documents, queries on one side only, several runs) and every value of every
 spec in ``GRID`` must equal ``oracle.evaluate`` to ``rtol=1e-9``.
 
 ``GRID`` is built from the registry (cutoffs, ``rel``, ``judged_only``) plus a
-per-metric list of parameter variants; ``tests/test_registry.py`` checks that
+per-metric list of parameter variants; ``tests/unit/measures/test_registry.py`` checks that
 it reaches every registered metric.
 """
 
@@ -26,8 +26,8 @@ from strategies import NO_SHRINK, Case, batches
 
 import ireval_df as ie
 from ireval_df.errors import IrevalWarning
-from ireval_df.metrics import REGISTRY, Metric, parse_metric
-from ireval_df.metrics._spec import build_metric
+from ireval_df.measures import REGISTRY, Metric, parse_metric
+from ireval_df.measures.spec import build_metric
 
 RTOL = 1e-9
 ATOL = 1e-12

@@ -25,10 +25,10 @@ from strategies import Case, batches, cases
 
 import ireval_df as ie
 from ireval_df.errors import IrevalWarning
-from ireval_df.metrics._spec import build_metric
+from ireval_df.measures.spec import build_metric
 
 if TYPE_CHECKING:
-    from ireval_df.metrics import Metric
+    from ireval_df.measures import Metric
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -59,7 +59,7 @@ class Ref:
     transform: Any = None
 
     def metric(self, rel: int, judged_only: bool) -> Metric:
-        from ireval_df.metrics import REGISTRY
+        from ireval_df.measures import REGISTRY
 
         params = dict(self.params, judged_only=judged_only)
         if "rel" in REGISTRY[self.name].params:

@@ -1,7 +1,7 @@
 """Bad input, diagnostics and nothing lost: one test per case of the issue.
 
 The reader error paths already tested in ``tests/unit/io`` and
-``tests/unit/test_schema.py`` (malformed TREC lines, empty files, binary
+``tests/unit/schema/test_coerce.py`` (malformed TREC lines, empty files, binary
 files, corrupt gzip, CSV without a needed column, NaN scores, BOM in
 CSV/TSV/JSONL, undecodable TREC and CSV bytes, atomic ``write_results``) are
 not repeated; this file covers the rest, the command line as a process, and
@@ -25,7 +25,7 @@ import polars as pl
 import pytest
 
 from ireval_df import evaluate, read_qrels, read_queries, read_run
-from ireval_df.cli import main
+from ireval_df.cli.main import main
 from ireval_df.errors import (
     DataError,
     FormatError,

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from ireval_df.errors import FormatError, SchemaError
-from ireval_df.io import read_qrels, read_queries, read_run, scan_qrels, scan_run
+from ireval_df.schema import read_qrels, read_queries, read_run, scan_qrels, scan_run
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -9,14 +9,9 @@ import polars as pl
 import pytest
 
 from ireval_df.errors import DataError, FormatError
-from ireval_df.io import (
-    read_qrels,
-    read_queries,
-    read_run,
-    trec,
-    trec_run_id_of_last_line,
-)
+from ireval_df.io import trec, trec_run_id_of_last_line
 from ireval_df.io.trec import read_trec_qrels, read_trec_run
+from ireval_df.schema import read_qrels, read_queries, read_run
 
 CONFORMANCE = Path(__file__).resolve().parents[2] / "conformance"
 TREC_EVAL_DATA = CONFORMANCE / "trec_eval"

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 import pytest
 
-from ireval_df._provenance import attach
+from ireval_df._utils.provenance import attach
 from ireval_df.errors import FormatError, IrevalWarning, SchemaError
 from ireval_df.io import SUPPORTED_EXTENSIONS, write_results
 
@@ -184,7 +184,7 @@ def test_a_second_ctrl_c_during_the_cleanup_still_removes_the_file(
 
 
 def test_a_file_the_cleanup_never_reached_is_removed_at_exit(tmp_path: Path) -> None:
-    from ireval_df import _signals
+    from ireval_df._utils import signals as _signals
 
     left = _signals.track(tmp_path / ".out.parquet.0123456789ab.tmp")
     left.write_bytes(b"partial")

@@ -20,10 +20,11 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from ireval_df import evaluate, read_run
-from ireval_df._schema import as_run
 from ireval_df.errors import FormatError, SchemaError
-from ireval_df.io import _files, trec
-from ireval_df.io._load import load
+from ireval_df.io import files as _files
+from ireval_df.io import trec
+from ireval_df.io.load import load
+from ireval_df.schema.coerce import as_run
 
 if TYPE_CHECKING:
     from collections.abc import Callable

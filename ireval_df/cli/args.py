@@ -1,0 +1,85 @@
+"""Arguments every data subcommand of ``ireval-df`` shares, defined once."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["add_data_arguments"]
+
+
+def add_data_arguments(
+    parser: Any,
+    *,
+    required: bool = True,
+    run_help: str = "run file(s); several runs may follow one --run",
+    metric_help: str = "metric (repeatable); see 'ireval-df metrics'",
+    by_help: str | None = "slice by this query attribute (repeatable; needs --queries)",
+) -> None:
+    """Add ``--run``, ``--qrels``, ``-m``, ``--queries`` (and ``--by``) to ``parser``.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> add_data_arguments(parser)
+    >>> args = parser.parse_args(["--run", "a.run", "b.run", "--qrels", "q.txt", "-m", "AP"])
+    >>> args.run, args.qrels, args.metric, args.by
+    (['a.run', 'b.run'], 'q.txt', ['AP'], None)
+    """
+    parser.add_argument(
+        "--run",
+        action="extend",
+        nargs="+",
+        required=required,
+        metavar="FILE",
+        help=run_help,
+    )
+    parser.add_argument(
+        "--qrels", required=required, metavar="FILE", help="relevance judgments"
+    )
+    parser.add_argument(
+        "-m", "--metric", action="append", metavar="NAME", help=metric_help
+    )
+    parser.add_argument(
+        "--queries", metavar="FILE", help="query attributes (query_id + columns)"
+    )
+    if by_help is not None:
+        parser.add_argument("--by", action="append", metavar="COLUMN", help=by_help)
+
+
+#: What ``ireval-df evaluate`` computes when no ``-m`` is given.
+DEFAULT_METRICS = ("nDCG@10", "AP", "RR@10", "P@10", "R@100")
+
+
+def number_or(
+    word: str,
+    meaning: Any,
+    convert: Callable[[str], float],
+    valid: Callable[[float], bool],
+    expected: str,
+) -> Callable[[str], Any]:
+    """Make an argparse type: ``word`` (standing for ``meaning``) or a valid number."""
+
+    def parse(text: str) -> Any:
+        if text == word:
+            return meaning
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not valid(value):
+            msg = f"expected {expected} or {word!r}, found {text!r}"
+            raise argparse.ArgumentTypeError(msg)
+        return value
+
+    return parse
+
+
+#: ``--buckets``: ``auto`` or a positive whole number.
+buckets = number_or("auto", "auto", int, lambda n: n >= 1, "a positive whole number")
+#: ``--warn-unjudged``: a share from 0 to 1, or ``never`` (None: do not warn).
+share = number_or("never", None, float, lambda x: 0 <= x <= 1, "a share from 0 to 1")

@@ -1,0 +1,140 @@
+"""``ireval-df evaluate``: score runs against qrels, print or write the means."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any, Literal
+
+from ireval_df.cli.args import DEFAULT_METRICS, add_data_arguments, buckets, share
+from ireval_df.cli.render import render_table, wide
+from ireval_df.errors import OptionError
+
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    """Add the ``evaluate`` subcommand to an argparse subparsers object."""
+    ev = sub.add_parser(
+        "evaluate",
+        help="score runs against qrels and print (or write) the means",
+        description="Score runs against qrels. Files are read by extension: TREC text "
+        "(.run, .txt, .qrels, also .gz), .parquet, .csv, .tsv, .jsonl.",
+    )
+    add_data_arguments(
+        ev,
+        metric_help=f"metric (repeatable; default {' '.join(DEFAULT_METRICS)}); "
+        "see 'ireval-df metrics'",
+    )
+    ev.add_argument(
+        "--per-query", action="store_true", help="one row per query, not means"
+    )
+    ev.add_argument(
+        "--missing",
+        choices=("zero", "skip", "error"),
+        help="qrels queries a run did not answer (default: zero; skip with --compat 9)",
+    )
+    ev.add_argument(
+        "--depth", type=int, metavar="N", help="keep the top N of each ranking"
+    )
+    ev.add_argument(
+        "--duplicates",
+        choices=("error", "first", "max"),
+        default="error",
+        help="a document twice in one ranking (default: error)",
+    )
+    ev.add_argument(
+        "--rank-from",
+        choices=("score", "column"),
+        default="score",
+        help="rank by score, ties by doc_id as trec_eval (default), or by the "
+        "run's rank column",
+    )
+    ev.add_argument(
+        "--buckets",
+        type=buckets,
+        metavar="N|auto",
+        default="auto",
+        help="evaluate the queries in N groups, one after the other, to bound "
+        "memory (each group reads the files again); auto (default): as many as "
+        "keep the estimated peak within a sixth of the machine's memory",
+    )
+    ev.add_argument(
+        "--compat",
+        choices=("10", "9"),
+        default="10",
+        help="9: compute as trec_eval 9.x, which pytrec_eval embeds (float32 "
+        "scores, 9.x's IPrec rounding, unanswered queries skipped), to reproduce "
+        "pytrec_eval-based numbers (default: 10)",
+    )
+    ev.add_argument(
+        "--warn-unjudged",
+        type=share,
+        metavar="SHARE|never",
+        default=0.5,
+        help="warn when more than this share of the top 10 is unjudged on average "
+        "(default: 0.5); never: do not warn (sparse qrels such as BEIR)",
+    )
+    ev.add_argument(
+        "--ci",
+        choices=("auto", "t", "bootstrap"),
+        default="auto",
+        help="interval of the means written with -o: t, percentile bootstrap, or "
+        "auto (default): t for slices of at least 1000 queries, bootstrap below",
+    )
+    ev.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the result (.parquet, .csv, .tsv, .jsonl) instead of a table",
+    )
+    ev.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``ireval-df evaluate``; returns the exit code."""
+    import ireval_df as ie
+
+    out = sys.stdout
+
+    by = args.by or []
+    if by and args.queries is None:
+        msg = "--by needs --queries FILE (the table holding the slice columns)."
+        raise OptionError(msg)
+    metrics = args.metric or list(DEFAULT_METRICS)
+    runs = args.run if len(args.run) > 1 else args.run[0]
+    per_query = ie.evaluate(
+        runs,
+        args.qrels,
+        metrics,
+        queries=args.queries,
+        missing=args.missing,
+        depth=args.depth,
+        duplicates=args.duplicates,
+        rank_from=args.rank_from,
+        buckets=args.buckets,
+        warn_unjudged=args.warn_unjudged,
+        compat=args.compat,
+    )
+    # the printed table shows no interval: skip the bootstrap unless writing one
+    ci: Literal["auto", "bootstrap", "t"] = args.ci if args.output else "t"
+    result = per_query if args.per_query else ie.summarize(per_query, by=by, ci=ci)
+    if args.output:
+        ie.write_results(result, args.output)
+        print(f"wrote {result.height} rows to {args.output}", file=sys.stderr)
+        return 0
+    if args.per_query:
+        table = wide(
+            per_query.select("run_id", "query_id", "metric", "value"),
+            ["run_id", "query_id"],
+        )
+    else:
+        table = wide(result, ["run_id", *by])
+        counts = result.select("run_id", *by, "n_queries").unique(maintain_order=True)
+        table = table.join(
+            counts, on=["run_id", *by], how="left", maintain_order="left"
+        )
+    out.write(render_table(table) + "\n")
+    return 0

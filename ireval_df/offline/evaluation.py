@@ -1,0 +1,548 @@
+"""``evaluate()``: score runs against qrels, one row per run, query and metric."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from contextlib import nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import polars as pl
+
+from ireval_df._utils import provenance as _provenance
+from ireval_df._utils.memory import choose_buckets, memory_budget
+from ireval_df._utils.progress import Progress
+from ireval_df._utils.signals import terminate_as_interrupt
+from ireval_df._utils.versions import POLARS_VERSION, TREC_EVAL_REFERENCE, version_of
+from ireval_df.errors import (
+    AlignmentError,
+    DataError,
+    OptionError,
+    SchemaError,
+    warn,
+)
+from ireval_df.measures import parse_metrics
+from ireval_df.offline.engine import (
+    MISSING,
+    EngineOptions,
+    Rankings,
+    find_rankings,
+    may_repeat,
+    per_query_wide,
+)
+from ireval_df.schema.coerce import as_qrels, as_queries, as_run
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from ireval_df.measures import Metric
+
+__all__ = ["evaluate"]
+
+Missing = Literal["zero", "skip", "error"]
+Compat = Literal["10", "9"]
+Duplicates = Literal["error", "first", "max"]
+RankFrom = Literal["score", "column"]
+
+TIE_RULE = "score descending, then doc_id descending (byte order), as trec_eval"
+#: Share of unjudged documents in the top 10 above which evaluate() warns.
+UNJUDGED_WARN = 0.5
+#: Evaluated with every call for the unjudged warning: the share of the top
+#: 10 that is unjudged, over 10 (trec_eval's unj_10), is
+#: NumRet@10 x (1 - Judged@10) / 10. Unlike Unjudged@10 itself, these two
+#: need only the ranks of judged documents, so they never force a full sort.
+_HIDDEN = ("Judged@10", "NumRet@10")
+
+
+def _choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
+    if value not in allowed:
+        options = ", ".join(repr(a) for a in allowed)
+        msg = f"{name}={value!r} is not one of {options}."
+        raise OptionError(msg)
+
+
+def evaluate(
+    run: Any,
+    qrels: Any,
+    metrics: str | Metric | Iterable[str | Metric],
+    *,
+    queries: Any = None,
+    missing: Missing | None = None,
+    depth: int | None = None,
+    duplicates: Duplicates = "error",
+    rank_from: RankFrom = "score",
+    columns: Mapping[str, str] | None = None,
+    buckets: int | Literal["auto"] = "auto",
+    warn_unjudged: float | None = UNJUDGED_WARN,
+    compat: Compat = "10",
+) -> Any:
+    """Score runs against qrels: one row per run, query and metric.
+
+    Parameters
+    ----------
+    run : frame, path, dict or list of these
+        Columns ``query_id``, ``doc_id``, ``score`` and optionally ``run_id``
+        (several runs stacked) and ``rank``; a polars or pandas frame, a
+        pyarrow Table, a path (TREC, Parquet, CSV/TSV, JSONL, ``.gz``), a
+        ``{qid: {docid: score}}`` dict, or a list of runs.
+    qrels : frame, path or dict
+        Columns ``query_id``, ``doc_id``, ``relevance`` (int; negative =
+        pooled but not judged), in any form ``run`` accepts.
+    metrics : str, Metric or list of them
+        ``"nDCG@10"``, ``"AP"``, trec_eval or ranx names; see
+        :func:`ireval_df.list_metrics`.
+    queries : frame or path, optional
+        ``query_id`` plus attribute columns, joined onto the result so it can
+        be sliced (``summarize(..., by=["query_class"])``).
+    missing : {"zero", "skip", "error"}, default "zero" ("skip" with ``compat="9"``)
+        A qrels query the run did not answer: scored as an empty ranking (0
+        for every measure but counts such as ``NumRel``; trec_eval ``-c``),
+        left out (trec_eval 9.x without ``-c``), or an error. Always counted
+        in a warning.
+    depth : int, optional
+        Keep only the top ``depth`` documents of each ranking (trec_eval ``-M``).
+    duplicates : {"error", "first", "max"}, default "error"
+        A document twice in one ranking: an error (as trec_eval), or keep the
+        first row in input order / the highest score, with a warning.
+    rank_from : {"score", "column"}, default "score"
+        Rank by score (ties by doc_id descending), or by the input ``rank``.
+    columns : mapping, optional
+        Renames for the run's columns, e.g. ``{"qid": "query_id"}``.
+    buckets : int or "auto", default "auto"
+        Evaluate the queries in this many groups, one after the other (a
+        query's group is a hash of its id), to bound memory: each group reads
+        the inputs again but holds only its own queries. A TREC text run is
+        then first read window by window into temporary Arrow files (in
+        ``TMPDIR``), so it need not fit in memory either. With 1 a lazy run
+        (a ``LazyFrame``, a Parquet file) is read into memory once, for every
+        pass of the engine. ``"auto"`` estimates the run's rows (Parquet
+        metadata, a text file's size over its mean line length, a frame's
+        height) and takes the fewest groups whose estimated peak (96 bytes a
+        row) fits the smaller of a sixth of the machine's memory and half of
+        the memory available now: one for any run of up to tens of millions
+        of rows on a machine of 16 GiB. The results never depend on it.
+        ``docs/benchmarks.md`` shows the memory a 100-million-row run takes
+        with each setting. On a terminal, a bar on stderr shows the groups done.
+    compat : {"10", "9"}, default "10"
+        ``"9"`` computes as trec_eval 9.x, which pytrec_eval (and so
+        ir_measures, PyTerrier) embeds, to reproduce numbers from papers that
+        used it: scores are rounded to float32 before ranking (closer scores
+        tie, ties go to doc_id descending), ``IPrec``/``11pt`` need
+        ``(long)(p R + 0.9)`` relevant documents, and a qrels query the run
+        did not answer is left out (``missing="skip"``, unless given). The
+        ``metric`` column keeps the names asked for; the settings record it.
+        ``ireval-df trec_eval --compat 9`` is the same for the drop-in.
+    warn_unjudged : float or None, default 0.5
+        Warn when more than this share of the top 10 documents is unjudged on
+        average (the metrics count them as non-relevant); None never warns.
+        Sparse qrels (MS MARCO, BEIR: often above 0.9) are made that way:
+        pass None, or a higher share, to keep the warning for real surprises.
+
+    Returns
+    -------
+    Frame of the same kind as ``run`` (polars, pandas; lazy stays lazy)
+        ``run_id, query_id, metric, value`` and the query attributes, sorted
+        by run, query (byte order) and the order of ``metrics``. Queries only
+        in the run are ignored (with a warning).
+
+    Raises
+    ------
+    MetricSpecError
+        An unknown metric or parameter.
+    SchemaError, DataError, FormatError
+        Unusable input (missing columns, NaN scores, duplicates, bad files).
+    AlignmentError
+        Run and qrels share no query, or ``missing="error"`` and a query is
+        missing.
+
+    See Also
+    --------
+    summarize : means per run (and slice) with confidence intervals.
+
+    Notes
+    -----
+    Everything is computed in one lazy polars plan: all metrics and all runs,
+    one sort, one join of the qrels, one aggregation. Rank is derived from the
+    score, ties broken by ``doc_id`` descending in byte order, exactly as
+    trec_eval; row order never matters.
+
+    Examples
+    --------
+    >>> run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    >>> qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["b"], "relevance": [1]})
+    >>> evaluate(run, qrels, ["RR", "P@2"]).select("metric", "value").rows()
+    [('RR', 0.5), ('P@2', 0.5)]
+    """
+    _choice("compat", compat, ("10", "9"))
+    if missing is None:
+        missing = "skip" if compat == "9" else "zero"
+    _choice("missing", missing, ("zero", "skip", "error"))
+    _choice("duplicates", duplicates, ("error", "first", "max"))
+    _choice("rank_from", rank_from, ("score", "column"))
+    if warn_unjudged is not None and (
+        isinstance(warn_unjudged, bool)
+        or not isinstance(warn_unjudged, int | float)
+        or not 0 <= warn_unjudged <= 1
+    ):
+        msg = (
+            f"warn_unjudged must be a share between 0 and 1, or None (never warn), "
+            f"found {warn_unjudged!r}."
+        )
+        raise OptionError(msg)
+    if depth is not None and (
+        isinstance(depth, bool) or not isinstance(depth, int) or depth < 1
+    ):
+        msg = f"depth must be a positive whole number, found {depth!r}."
+        raise OptionError(msg)
+    specs = parse_metrics(metrics)
+    if buckets == "auto":
+        buckets = choose_buckets(_input_rows(run), memory_budget())
+    elif isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
+        msg = f"buckets must be a positive whole number or 'auto', found {buckets!r}."
+        raise OptionError(msg)
+    # several buckets read the run once per bucket: a text run goes to
+    # temporary Arrow files first, removed when the evaluation is done
+    scratch = (
+        nullcontext(None)
+        if buckets == 1
+        else tempfile.TemporaryDirectory(
+            prefix="ireval_df-", ignore_cleanup_errors=True
+        )
+    )
+    with terminate_as_interrupt(only_default=True), scratch as folder:
+        long, stats, dropped = _evaluate_buckets(
+            run,
+            qrels,
+            specs,
+            buckets,
+            folder=None if folder is None else Path(folder),
+            missing=missing,
+            depth=depth,
+            duplicates=duplicates,
+            rank_from=rank_from,
+            columns=columns,
+            warn_unjudged=warn_unjudged,
+            compat=compat,
+        )
+    if queries is not None:
+        attributes = as_queries(queries).collect()
+        long = long.join(attributes, on="query_id", how="left", maintain_order="left")
+    settings = {
+        "ties": TIE_RULE,
+        "missing": missing,
+        "depth": depth,
+        "duplicates": duplicates,
+        "rank_from": rank_from,
+        "metrics": [str(m) for m in specs],
+        "queries_missing_from_run": stats["missing"],
+        "queries_only_in_run": stats["run_only"],
+        "duplicates_dropped": dropped,
+        "buckets": buckets,
+        "compat": compat,
+        "trec_eval_reference": TREC_EVAL_REFERENCE,
+        "ireval_df": version_of("ireval-df"),
+        "polars": POLARS_VERSION,
+    }
+    return _provenance.output(long, run, settings)
+
+
+def _input_rows(run: Any) -> int:
+    """Estimate the rows of a run before reading it, for ``buckets="auto"``.
+
+    Anything it cannot size counts 0 (one bucket); the readers then report
+    what is wrong with it.
+    """
+    if isinstance(run, list | tuple):
+        return sum(_input_rows(item) for item in run)
+    if isinstance(run, str | os.PathLike):
+        from ireval_df.io.spill import estimate_rows
+
+        return estimate_rows(run)
+    if isinstance(run, pl.DataFrame):
+        return run.height
+    if isinstance(run, pl.LazyFrame):  # a scan: the metadata says
+        try:
+            return int(run.select(pl.len()).collect().item())
+        except pl.exceptions.PolarsError:
+            return 0
+    if isinstance(run, Mapping):
+        return sum(len(v) for v in run.values() if isinstance(v, Mapping))
+    try:
+        return len(run)
+    except TypeError:
+        return 0
+
+
+def _evaluate_buckets(
+    run: Any,
+    qrels: Any,
+    specs: list[Metric],
+    buckets: int,
+    *,
+    folder: Path | None,
+    missing: Missing,
+    depth: int | None,
+    duplicates: Duplicates,
+    rank_from: RankFrom,
+    columns: Mapping[str, str] | None,
+    warn_unjudged: float | None,
+    compat: Compat,
+) -> tuple[pl.DataFrame, dict[str, int], int]:
+    """Read the inputs and evaluate them bucket by bucket: the long frame, counts, rows dropped."""
+    # one bucket: read a lazy input (Parquet) into memory once, not per pass
+    one = buckets == 1
+    run_lf = as_run(
+        run,
+        columns=columns,
+        rank=rank_from == "column",
+        in_memory=one,
+        scratch=folder,
+    )
+    qrels_lf = as_qrels(qrels, in_memory=one)
+    computed = specs
+    if compat == "9":  # trec_eval 9.x stored scores as float32
+        run_lf = run_lf.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
+        computed = [_as_trec_eval_9(m) for m in specs]
+    if rank_from == "column" and "rank" not in run_lf.collect_schema().names():
+        msg = "rank_from='column' needs a 'rank' column in the run; none was found."
+        raise SchemaError(msg)
+    if rank_from == "column":
+        unranked = run_lf.select(pl.col("rank").null_count()).collect().item()
+        if unranked:
+            msg = (
+                f"rank_from='column': {unranked} run rows have no usable rank (a rank "
+                "that is not a whole number >= 0 reads as null), so they could not be "
+                "placed in their ranking.\n  Hint: fix the rank column, or rank by "
+                "score with rank_from='score' (the default)."
+            )
+            raise DataError(msg)
+    options = EngineOptions(
+        depth=depth,
+        missing="skip" if missing == "skip" else "zero",
+        rank_from=rank_from,
+    )
+    hidden = [m for m in parse_metrics(list(_HIDDEN)) if m not in computed]
+    stats: dict[str, int] = {}
+    run_ids = None
+    if buckets > 1:  # check alignment before any bucket is evaluated
+        pairs = run_lf.select("run_id", "query_id").unique().collect(engine="streaming")
+        stats = _alignment(pairs, qrels_lf, missing)
+        run_ids = pairs.select("run_id").unique().lazy()  # a run may miss a bucket
+    wides, dropped = [], 0
+    # a bar on a terminal, for buckets (each a pass over the files)
+    bar = Progress(buckets, "evaluating buckets", work=None if buckets > 1 else 0)
+    with bar:
+        for part_run, part_qrels in _buckets(run_lf, qrels_lf, buckets):
+            wide, stats, extra = _evaluate_part(
+                part_run,
+                part_qrels,
+                [*computed, *hidden],
+                options,
+                missing,
+                duplicates,
+                stats,
+                run_ids,
+            )
+            wides.append(wide)
+            dropped += extra
+            bar.update()
+    if dropped:
+        warn(
+            f"dropped {dropped} repeated (query, doc) rows from the run "
+            f"(duplicates={duplicates!r}); pass duplicates='error' to reject such runs."
+        )
+    wide = (
+        pl.concat(wides)
+        if buckets == 1
+        else pl.concat(wides).sort(["run_id", "query_id"])
+    )
+    if warn_unjudged is not None:
+        _warn_unjudged(wide, warn_unjudged)
+
+    names = [str(m) for m in specs]
+    # wide is sorted by run and query: one list per row, exploded, keeps that
+    # order and the order of ``metrics`` without another sort
+    long = wide.select(
+        "run_id",
+        "query_id",
+        metric=pl.lit(pl.Series([names], dtype=pl.List(pl.String))).first(),
+        value=pl.concat_list([str(m) for m in computed]),
+    ).explode("metric", "value")
+    return long, stats, dropped
+
+
+def _as_trec_eval_9(metric: Metric) -> Metric:
+    """Return the spec computed for ``metric`` under ``compat="9"`` (its 9.x variant)."""
+    from ireval_df.measures.spec import build_metric
+
+    if "compat" not in metric.info.params or "compat" in dict(metric.params):
+        return metric
+    return build_metric(metric.name, {**dict(metric.params), "compat": "9"}, metric.k)
+
+
+def _buckets(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, buckets: int
+) -> Iterator[tuple[pl.LazyFrame, pl.LazyFrame]]:
+    """Run and qrels in ``buckets`` groups of whole queries, one at a time.
+
+    A group of several is collected first, so that its checks and the engine
+    read the files once per group, not once per pass.
+    """
+    if buckets == 1:
+        yield run, qrels
+        return
+    group = pl.col("query_id").hash(seed=7) % buckets
+    for b in range(buckets):
+        parts = run.filter(group == b), qrels.filter(group == b)
+        # streamed: the input is read in batches, only this bucket is held
+        yield (
+            parts[0].collect(engine="streaming").lazy(),
+            parts[1].collect(engine="streaming").lazy(),
+        )
+
+
+def _evaluate_part(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    metrics: list[Metric],
+    options: EngineOptions,
+    missing: Missing,
+    duplicates: Duplicates,
+    stats: dict[str, int],
+    run_ids: pl.LazyFrame | None,
+) -> tuple[pl.DataFrame, dict[str, int], int]:
+    """Evaluate one part: its wide frame, the alignment counts, the rows dropped.
+
+    Repeated documents are rejected or dropped (``duplicates``) first.
+    ``stats`` are the counts already known (from every bucket at once), or
+    empty: then this part's rankings give them, and the alignment problems
+    are reported before the metrics are computed.
+    """
+    rankings = find_rankings(run, options, repeats=True)
+    counts = _repeats(run, rankings)
+    dropped = 0
+    if counts is not None:
+        run, dropped = _deduplicate(run, counts, duplicates)
+        rankings = find_rankings(run, options)
+    if not stats:
+        stats = _alignment(rankings.sizes, qrels, missing)
+    wide_lf = per_query_wide(
+        metrics, run, qrels, options, rankings=rankings, run_ids=run_ids
+    )
+    return wide_lf.collect(), stats, dropped
+
+
+def _repeats(run: pl.LazyFrame, rankings: Rankings) -> pl.DataFrame | None:
+    """Repeated (run, query, doc) rows with their counts, or None when there are none.
+
+    A check of hashes (:func:`may_repeat`) costs a fraction of the exact
+    count, which runs only when it fails (a repeat, or a hash collision).
+    """
+    key = ["run_id", "query_id", "doc_id"]
+    if not may_repeat(run, rankings):
+        return None
+    counts = (
+        run.group_by(key)
+        .agg(pl.len().alias("n"))
+        .filter(pl.col("n") > 1)
+        .sort(key)
+        .collect()
+    )
+    return counts if counts.height else None
+
+
+def _deduplicate(
+    run: pl.LazyFrame, counts: pl.DataFrame, policy: Duplicates
+) -> tuple[pl.LazyFrame, int]:
+    """Reject, or keep one of, the repeated rows ``counts`` lists; count the extra rows."""
+    key = ["run_id", "query_id", "doc_id"]
+    extra = int(counts["n"].sum()) - counts.height
+    example = counts.row(0, named=True)
+    if policy == "error":
+        msg = (
+            f"the run has {counts.height} documents that appear more than once in the same "
+            f"ranking ({extra} extra rows), e.g. run {example['run_id']!r}, query "
+            f"{example['query_id']!r}, doc {example['doc_id']!r} x{example['n']}. trec_eval "
+            "rejects such runs.\n  Hint: pass duplicates='first' (keep the first row) or "
+            "duplicates='max' (keep the highest score)."
+        )
+        raise DataError(msg)
+    if policy == "max":
+        kept = run.sort("score", descending=True, maintain_order=True)
+        return kept.unique(subset=key, keep="first", maintain_order=True), extra
+    return run.unique(subset=key, keep="first", maintain_order=True), extra
+
+
+def _alignment(
+    pairs: pl.DataFrame, qrels: pl.LazyFrame, missing: Missing
+) -> dict[str, int]:
+    """Count (and report) queries on one side only; reject disjoint inputs.
+
+    ``pairs`` holds every (run_id, query_id) of the run, once.
+    """
+    qids = qrels.select("query_id").unique().collect()["query_id"]
+    run_qids = pairs["query_id"].unique()
+    if qids.len() == 0:
+        msg = "the qrels hold no judgments: nothing to evaluate against."
+        raise AlignmentError(msg)
+    shared = run_qids.is_in(qids.implode()).sum()
+    if run_qids.len() > 0 and shared == 0:
+        msg = (
+            "run and qrels share no query id. Run ids look like "
+            f"{sorted(run_qids.to_list())[:3]!r}, qrels ids like {sorted(qids.to_list())[:3]!r}.\n"
+            "  Hint: check the query id column of each side (columns=...), and "
+            "zero-padding or prefixes in the ids."
+        )
+        raise AlignmentError(msg)
+    run_ids = pairs["run_id"].unique().sort()
+    grid = pl.DataFrame({"run_id": run_ids}).join(
+        pl.DataFrame({"query_id": qids}), how="cross"
+    )
+    absent = grid.join(pairs, on=["run_id", "query_id"], how="anti").sort(
+        ["run_id", "query_id"]
+    )
+    run_only = run_qids.filter(~run_qids.is_in(qids.implode())).sort()
+    if absent.height:
+        example = absent.row(0, named=True)
+        what = {
+            "zero": "scored as empty rankings (0)",
+            "skip": "left out of the results",
+            "error": "an error",
+        }[missing]
+        text = (
+            f"{absent.height} (run, query) pairs are in the qrels but not in the run, e.g. "
+            f"run {example['run_id']!r} query {example['query_id']!r}: {what} (missing={missing!r})."
+        )
+        if missing == "error":
+            msg = (
+                text + "\n  Hint: pass missing='zero' (trec_eval -c) or missing='skip'."
+            )
+            raise AlignmentError(msg)
+        warn(text + " Pass missing='error' to reject, or 'skip'/'zero' to choose.")
+    if run_only.len():
+        warn(
+            f"{run_only.len()} queries are in the run but not in the qrels and are ignored, "
+            f"e.g. {run_only.to_list()[:3]!r}. If they should count, their judgments are "
+            "missing (see ireval_df.validate(run, qrels)); to drop them first: "
+            "run.filter(pl.col('query_id').is_in(qrels['query_id']))."
+        )
+    return {"missing": absent.height, "run_only": run_only.len()}
+
+
+def _warn_unjudged(wide: pl.DataFrame, threshold: float) -> None:
+    present = wide.filter(~pl.col(MISSING))
+    if present.height == 0:
+        return
+    judged, retrieved = _HIDDEN
+    unjudged = pl.col(retrieved) * (1.0 - pl.col(judged)) / 10.0
+    share = present.select(unjudged.mean()).item()
+    if isinstance(share, float) and share > threshold:
+        warn(
+            f"{share:.0%} of the top 10 documents are unjudged on average; metrics count them "
+            "as non-relevant. Check Judged@10, or use Bpref, infAP or judged_only=true. "
+            f"Where the qrels are sparse by design (MS MARCO, BEIR), pass "
+            f"warn_unjudged=None (--warn-unjudged never) to silence this, or a share "
+            f"above {share:.2f}."
+        )

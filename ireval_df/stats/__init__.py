@@ -1,0 +1,44 @@
+"""Statistics over any family's long frames: summaries, paired comparisons, HSD.
+
+Every function takes a long frame with ``run_id``, ``query_id``, ``metric``
+and ``value`` columns (the output of :func:`ireval_df.evaluate`, or any
+family's per-unit frame, or a user's own) and returns a long frame. A
+metric's direction and aggregation come from the measure registry when its
+name is known there, otherwise from ``higher_is_better=`` and
+``aggregate=``. Nothing here reads a family's internals.
+
+The functions are imported on first use (PEP 562), so that ``import
+ireval_df.stats`` does not load numpy.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ireval_df._utils.lazy import lazy_names
+
+if TYPE_CHECKING:
+    from ireval_df.stats.comparison import compare
+    from ireval_df.stats.slices import length_buckets, position_buckets, quantile_bins
+    from ireval_df.stats.summary import summarize
+    from ireval_df.stats.tukey import tukey_hsd
+
+__all__ = [
+    "compare",
+    "length_buckets",
+    "position_buckets",
+    "quantile_bins",
+    "summarize",
+    "tukey_hsd",
+]
+
+_MODULES = {
+    "compare": "ireval_df.stats.comparison",
+    "length_buckets": "ireval_df.stats.slices",
+    "position_buckets": "ireval_df.stats.slices",
+    "quantile_bins": "ireval_df.stats.slices",
+    "summarize": "ireval_df.stats.summary",
+    "tukey_hsd": "ireval_df.stats.tukey",
+}
+
+__getattr__, __dir__ = lazy_names(__name__, _MODULES, __all__)
