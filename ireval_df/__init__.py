@@ -1,8 +1,8 @@
 """ireval_df: trec_eval-exact IR evaluation as polars dataframe expressions.
 
 Runs and qrels are frames; every metric is a grouped window/aggregation over
-rank and relevance columns, all metrics and runs in one lazy plan; results
-are tidy frames to slice, compare and write to Parquet.
+rank and relevance columns, all metrics and runs sharing every pass over the
+data; results are tidy frames to slice, compare and write to Parquet.
 
 Examples
 --------

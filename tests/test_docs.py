@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from ireval_df.measures.docs import metrics_markdown
 from ireval_df.measures.registry import REGISTRY
 
@@ -44,14 +46,20 @@ def test_no_machine_paths_in_tracked_text():
             assert machine_path not in text, path
 
 
-def test_readme_python_example_runs(tmp_path, monkeypatch):
+@pytest.mark.parametrize("page", ["README.md", "docs/statistics.md"])
+def test_python_examples_run(page, tmp_path, monkeypatch):
+    """Every python block of the page, in order, in one namespace."""
     import warnings
 
-    readme = (ROOT / "README.md").read_text()
-    block = re.search(r"## In Python\n\n```python\n(.*?)```", readme, re.S).group(1)
+    text = (ROOT / page).read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data").symlink_to(ROOT / "data")
+    namespace: dict[str, object] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own README
-    assert (tmp_path / "per_query.parquet").exists()
+        for block in blocks:
+            exec(compile(block, page, "exec"), namespace)  # noqa: S102 - our own docs
+    if page == "README.md":
+        assert (tmp_path / "per_query.parquet").exists()

@@ -349,9 +349,13 @@ def declare(
         describes it.
     choices : mapping
         Allowed words of bare-default string parameters.
-    higher_is_better, bounds, aggregate, unit, empty
-        Direction, range, how per-unit values combine, what a unit is (a
-        query, a user ...), the value of a unit with nothing to measure.
+    higher_is_better, bounds, aggregate, unit
+        Direction, range of a per-unit value, how per-unit values combine,
+        what a unit is (a query, a user ...).
+    empty : float or None, default 0.0
+        The value of a unit with nothing to find (a query without a relevant
+        document) whatever the ranking; None where it depends on the ranking
+        (counts, judged shares, residuals).
     trec_eval : str, optional
         trec_eval measure name, with ``{k}`` for the cutoff.
     validate : callable, optional

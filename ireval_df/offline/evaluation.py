@@ -163,10 +163,15 @@ def evaluate(
 
     Notes
     -----
-    Everything is computed in one lazy polars plan: all metrics and all runs,
-    one sort, one join of the qrels, one aggregation. Rank is derived from the
-    score, ties broken by ``doc_id`` descending in byte order, exactly as
-    trec_eval; row order never matters.
+    All metrics and all runs share every pass over the data, none loops over
+    queries: one streaming pass finds each ranking, its size and whether its
+    rows already come in rank order; a few small collects check the inputs
+    (alignment, repeated documents) and build the judged-document filter; then
+    one lazy plan per ``judged_only`` setting among the metrics (one, for most
+    calls) ranks, joins the qrels once and aggregates every metric in one
+    ``group_by``. With ``buckets`` above 1 this runs once per group of
+    queries. Rank is derived from the score, ties broken by ``doc_id``
+    descending in byte order, exactly as trec_eval; row order never matters.
 
     Examples
     --------

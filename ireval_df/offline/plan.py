@@ -144,7 +144,7 @@ class Needs(Mapping[tuple[str, str], Def]):
     def __len__(self) -> int:
         return len(self._defs)
 
-    def __or__(self, other: Needs) -> Needs:  # type: ignore[override]
+    def __or__(self, other: Needs) -> Needs:
         merged = Needs(self._defs)
         for d in other.values():
             merged._add(d)

@@ -29,7 +29,6 @@ from ireval_df.cli.main import main
 from ireval_df.errors import (
     DataError,
     FormatError,
-    IrevalError,
     IrevalWarning,
     SchemaError,
 )
@@ -287,15 +286,15 @@ def test_run_only_queries_warning_says_how_to_act() -> None:
 
 
 def test_rank_from_column_with_null_ranks_is_not_silent() -> None:
+    # the relevant document "b" has no rank: it cannot be placed, so the
+    # ranking is not scored as if it were absent
     run = RUN.with_columns(rank=pl.Series([1, None, 2], dtype=pl.UInt32))
     qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["b"], "relevance": [1]})
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        try:
-            result = evaluate(run, qrels, ["RR"], rank_from="column")
-        except IrevalError:
-            return
-    assert result["value"].item() > 0 or any("rank" in str(w.message) for w in seen)
+    with pytest.raises(
+        DataError,
+        match=r"rank_from='column': 1 run rows have no usable rank.*\n  Hint: fix the rank column",
+    ):
+        evaluate(run, qrels, ["RR"], rank_from="column")
 
 
 # --------------------------------------------------------------------------

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from ireval_df.measures.spec import Metric
 
 
-@register("Judged", aliases=("judged",), cutoff="optional")
+@register("Judged", aliases=("judged",), cutoff="optional", empty=None)
 def judged(m: Metric) -> Plan:
     """Share of the top k with a judgment (grade >= 0), over min(k, n).
 
@@ -39,6 +39,7 @@ def judged(m: Metric) -> Plan:
 
 @register(
     "Unjudged",
+    empty=None,
     aliases=("unj",),
     cutoff="required",
     higher_is_better=False,

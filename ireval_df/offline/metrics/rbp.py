@@ -86,6 +86,7 @@ def rank_biased_precision(m: Metric) -> Plan:
 
 @register(
     "RBPResidual",
+    empty=None,
     aliases=(("rbp_resid", {"p": 0.9}),),
     params={"p": 0.8},
     validate=_check_p,

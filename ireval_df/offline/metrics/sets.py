@@ -122,6 +122,7 @@ def _utility_suffix(text: str) -> tuple[dict[str, object], None]:
 
 @register(
     "Utility",
+    empty=None,
     aliases=(Alias("utility", "Utility", {}, _utility_suffix),),
     params={
         "rel": 1,
