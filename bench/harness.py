@@ -32,6 +32,18 @@ Then, once: ``import ireval_df`` time, and one run against 20 stacked runs
 ``--json``, writes every measurement. ranx's numba cache is warmed before
 anything is timed. Shape ``xl`` is Parquet only: only ireval_df runs on it.
 
+``--versus PYTHON[=LABEL]`` (repeatable; the label defaults to ``base``)
+compares this checkout's ireval_df ("after") with the one another
+interpreter imports ("before": a venv with the older commit installed):
+``ireval_df@LABEL`` and the command, run by ``PYTHON`` in a neutral folder
+without this checkout on the path, right after their twins in the same
+rotation of rounds, on the same files; its in-process, import and stacked
+timings too. Its per-query values must equal ireval_df's exactly, and a
+table per shape gives both medians, the ratio after / before and the range
+of the rounds' own ratios. ``--python PYTHON`` runs this checkout's ireval_df
+with that interpreter (``PYTHONPATH`` puts the checkout first): give it the
+``--versus`` one, so that both versions start alike, with the same packages.
+
 Nothing here asserts a time: ``tests/test_bench_smoke.py`` runs it on the
 ``tiny`` shape to check that it works and that the tools agree.
 """
@@ -110,15 +122,35 @@ def _env() -> dict[str, str]:
     return env
 
 
-def run_process(args: list[str]) -> tuple[dict[str, Any], float, float]:
-    """Run ``python bench/tools.py ARGS``; its JSON, wall seconds, peak RSS (MiB)."""
+def _launch(python: str | None, checkout: bool) -> tuple[str, dict[str, Any]]:
+    """The interpreter and ``Popen`` arguments.
+
+    ``checkout``: ``python`` (the harness's own when None) imports this
+    checkout's ireval_df; else it runs in a neutral folder with the
+    environment as it is, and imports the ireval_df installed for it.
+    """
+    if checkout:
+        return python or sys.executable, {"env": _env()}
+    assert python is not None
+    return python, {"env": dict(os.environ), "cwd": tempfile.gettempdir()}
+
+
+def run_process(
+    args: list[str], python: str | None = None, checkout: bool = True
+) -> tuple[dict[str, Any], float, float]:
+    """Run ``python bench/tools.py ARGS``; its JSON, wall seconds, peak RSS (MiB).
+
+    ``python``, ``checkout``: another interpreter (``--python``, ``--versus``),
+    with this checkout's ireval_df or its own.
+    """
+    executable, how = _launch(python, checkout)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(
-            [sys.executable, str(HERE / "tools.py"), *args],
+            [executable, str(HERE / "tools.py"), *args],
             stdout=out,
             stderr=err,
-            env=_env(),
+            **how,
         )
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
@@ -137,15 +169,18 @@ def run_process(args: list[str]) -> tuple[dict[str, Any], float, float]:
     )  # ru_maxrss is KiB on Linux
 
 
-def run_command(argv: list[str]) -> tuple[float, float]:
+def run_command(
+    argv: list[str], python: str | None = None, checkout: bool = True
+) -> tuple[float, float]:
     """Run ``python -m ireval_df ARGV`` (the command users run); wall seconds, peak RSS."""
+    executable, how = _launch(python, checkout)
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "ireval_df", *argv],
+            [executable, "-m", "ireval_df", *argv],
             stdout=subprocess.DEVNULL,
             stderr=err,
-            env=_env(),
+            **how,
         )
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
@@ -198,6 +233,52 @@ def robust03(source: Path, data: Path) -> dict[str, Path]:
         found = [source / "qrels.txt", source / "qrel" / "robust03_qrels.txt"]
         shutil.copy(next(p for p in found if p.exists()), qrels)
     return {"run_trec": runs, "qrels_trec": qrels}
+
+
+#: What ``probe()`` runs: where ireval_df comes from, with what.
+PROBE = (
+    "import json, sys; from importlib import metadata; import ireval_df, polars; "
+    "print(json.dumps({'file': ireval_df.__file__, "
+    "'version': metadata.version('ireval-df'), 'polars': polars.__version__, "
+    "'python': sys.version.split()[0], "
+    "'native': any(m.endswith('._ctrec') for m in sys.modules)}))"
+)
+
+
+def compile_checkout(python: str | None) -> None:
+    """Byte-compile this checkout's ireval_df, as pip does on installing.
+
+    Else, where nothing writes bytecode (``PYTHONDONTWRITEBYTECODE``), every
+    process compiles it anew (~0.1 s), and an installed version does not.
+    """
+    package = str(HERE.parent / "ireval_df")
+    command = [python or sys.executable, "-m", "compileall", "-q", package]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+
+
+def probe(python: str | None, checkout: bool) -> dict[str, Any]:
+    """The ireval_df an interpreter imports, and with what (as :func:`_launch`)."""
+    executable, how = _launch(python, checkout)
+    done = subprocess.run(
+        [executable, "-c", PROBE], capture_output=True, text=True, check=False, **how
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{executable} cannot import ireval_df:\n{done.stderr}")
+    return json.loads(done.stdout)
+
+
+def split_tool(
+    tool: str, versus: dict[str, str], own: str | None = None
+) -> tuple[str, str | None, bool]:
+    """A tool's name, interpreter and whether it runs this checkout's ireval_df.
+
+    ``ireval_df@base`` runs with base's interpreter (``versus``), ireval_df
+    and the command with ``own`` (``--python``), the others with the harness's.
+    """
+    name, _, label = tool.partition("@")
+    if label:
+        return name, versus[label], False
+    return name, own if name in ("ireval_df", COMMAND) else None, True
 
 
 def files(shape: str, data: Path) -> dict[str, Path]:
@@ -287,11 +368,13 @@ def compare(
     theirs: dict[str, dict[str, float]],
     ties: set[str],
     collisions: set[str] | None = None,
+    tolerance: float = TOLERANCE,
 ) -> dict[str, dict[str, Any]]:
     """Per metric: queries, how many differ, how many the tie rules cannot explain.
 
     ``collisions``: queries where a judged document ties with another once
     the scores are float32; a tool in :data:`FLOAT32_TOOLS` may differ there.
+    Values differ when they are further apart than ``tolerance``.
     """
     tie_metrics = TIE_RULES.get(tool, (set(), ""))[0]
     collided = (collisions or set()) if tool in FLOAT32_TOOLS else set()
@@ -302,7 +385,7 @@ def compare(
         differ = {
             q
             for q in queries
-            if q not in a or q not in b or not abs(a[q] - b[q]) <= TOLERANCE
+            if q not in a or q not in b or not abs(a[q] - b[q]) <= tolerance
         }
         explained = differ & ties if metric in tie_metrics else set()
         explained |= differ & collided
@@ -320,27 +403,46 @@ def _mean(values: dict[str, float]) -> float:
 
 
 def agreement(
-    tools: list[str], paths: dict[str, Path], workdir: Path
+    tools: list[str],
+    paths: dict[str, Path],
+    workdir: Path,
+    versus: dict[str, str] | None = None,
+    own: str | None = None,
 ) -> dict[str, Any]:
-    """Per-query values of every peer against ireval_df's; differences explained."""
+    """Per-query values of every peer against ireval_df's; differences explained.
+
+    Each ``versus`` version (``ireval_df@LABEL``) must give exactly the same
+    values: no tie rule, no tolerance.
+    """
+    versus = versus or {}
     values: dict[str, dict[str, dict[str, float]]] = {}
-    for tool in tools:
+    for tool in tools + [f"ireval_df@{label}" for label in versus]:
         out = workdir / f"{tool}.json"
-        run, qrels = _inputs(tool, paths)
-        run_process([tool, str(run), str(qrels), "--per-query", str(out)])
+        name, python, checkout = split_tool(tool, versus, own)
+        run, qrels = _inputs(name, paths)
+        args = [name, str(run), str(qrels), "--per-query", str(out)]
+        run_process(args, python, checkout)
         values[tool] = json.loads(out.read_text())
-    ties = tie_queries(paths)
-    as_float32 = tie_queries(paths, float32=True)  # every tie trec_eval 9.x sees
-    peers = {
-        tool: compare(tool, values["ireval_df"], values[tool], ties, as_float32)
-        for tool in tools
-        if tool != "ireval_df"
-    }
-    return {
+    ours = values["ireval_df"]
+    peers = [tool for tool in tools if tool != "ireval_df"]
+    ties = tie_queries(paths) if peers else set()
+    as_float32 = tie_queries(paths, float32=True) if peers else set()
+    result: dict[str, Any] = {
         "tie_queries": len(ties),
         "float32_ties": len(as_float32 - ties),
-        "peers": peers,
+        "peers": {
+            tool: compare(tool, ours, values[tool], ties, as_float32) for tool in peers
+        },
     }
+    result["peers"].update(
+        {
+            f"ireval_df@{label}": compare(
+                "ireval_df", ours, values[f"ireval_df@{label}"], set(), tolerance=0.0
+            )
+            for label in versus
+        }
+    )
+    return result
 
 
 def _inputs(tool: str, paths: dict[str, Path]) -> tuple[Path, Path]:
@@ -357,7 +459,12 @@ COMMAND = "ireval-df evaluate -o (command)"
 
 
 def timed_rounds(
-    tools: list[str], paths: dict[str, Path], rounds: int, buckets: list[int]
+    tools: list[str],
+    paths: dict[str, Path],
+    rounds: int,
+    buckets: list[int],
+    versus: dict[str, str] | None = None,
+    own: str | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Whole-process runs, interleaved; one list of measurements per tool.
 
@@ -365,7 +472,11 @@ def timed_rounds(
     evaluate ... -o out.parquet``), ireval_df straight from Parquet and the
     text floors; on a Parquet-only shape, ireval_df and the command with the
     default ``buckets="auto"`` and with each explicit count in ``buckets``.
+    Each ireval_df and command entry is followed by the same with each
+    ``versus`` interpreter (``ireval_df@LABEL``, ``COMMAND@LABEL``); ``own``:
+    the interpreter of this checkout's (``--python``).
     """
+    versus = versus or {}
     entries = [(t, *_inputs(t, paths), "auto") for t in tools]
     entries.append((COMMAND, *_inputs("ireval_df", paths), "auto"))
     if "run_trec" in paths and "run_parquet" in paths:
@@ -381,18 +492,34 @@ def timed_rounds(
             entries.append(
                 (COMMAND, paths["run_parquet"], paths["qrels_parquet"], str(parts))
             )
+    # each entry with its versus twins: they run back to back, in turn first
+    groups = [
+        [
+            (f"{tool}@{label}" if label else tool, *rest)
+            for label in ["", *versus]
+            if not label or tool in ("ireval_df", COMMAND)
+        ]
+        for tool, *rest in entries
+    ]
     results: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.parquet"
         for i in range(rounds):
-            shift = i % len(entries)
-            for tool, run, qrels, parts in entries[shift:] + entries[:shift]:
+            shift = i % len(groups)
+            order = [
+                entry
+                for group in groups[shift:] + groups[:shift]
+                for entry in (group if i % 2 == 0 else group[::-1])
+            ]
+            for tool, run, qrels, parts in order:
                 parquet = run.suffix == ".parquet"
                 label = f"{tool} (Parquet)" if parquet else tool
                 if parquet and "run_trec" not in paths:
                     label = f"{tool} (buckets={parts})"
-                if tool == COMMAND:
-                    wall, rss = run_command(command_args(run, qrels, out, parts))
+                name, python, checkout = split_tool(tool, versus, own)
+                if name == COMMAND:
+                    argv = command_args(run, qrels, out, parts)
+                    wall, rss = run_command(argv, python, checkout)
                     report: dict[str, Any] = {
                         "tool": tool,
                         "import_s": float("nan"),
@@ -400,10 +527,10 @@ def timed_rounds(
                         "eval_s": float("nan"),
                     }
                 else:
-                    args = [tool, str(run), str(qrels)]
-                    if tool == "ireval_df":
+                    args = [name, str(run), str(qrels)]
+                    if name == "ireval_df":
                         args += ["--buckets", parts]
-                    report, wall, rss = run_process(args)
+                    report, wall, rss = run_process(args, python, checkout)
                 report.update(wall_s=wall, rss_mib=rss)
                 results.setdefault(label, []).append(report)
                 print(
@@ -469,6 +596,13 @@ def markdown(results: dict[str, Any]) -> str:
         "Versions: " + ", ".join(f"{k} {v}" for k, v in results["versions"].items()),
         "",
     ]
+    for label, info in results.get("versus", {}).items():
+        lines += [
+            f"{label}: ireval_df {info['version']} from {info['file']} "
+            f"(C tokenizer: {'yes' if info['native'] else 'no'}), polars "
+            f"{info['polars']}, Python {info['python']}",
+            "",
+        ]
     for shape, block in results["shapes"].items():
         info = block["shape"]
         lines += [
@@ -496,7 +630,8 @@ def markdown(results: dict[str, Any]) -> str:
                 f"{m['rss_mib'] / base['rss_mib']:.1f}x |"
             )
         lines.append("")
-        command = [k for k in timing if k.startswith(COMMAND)]
+        lines += versus_table(timing)
+        command = [k for k in timing if k.startswith(COMMAND) and "@" not in k]
         for label in command:
             own = medians(timing[label])
             peers = [
@@ -541,19 +676,33 @@ def markdown(results: dict[str, Any]) -> str:
                 f"(read both Parquet files + left join) {ip['floor']:.3f} s: "
                 f"**{ip['evaluate'] / ip['floor']:.2f}x** the floor."
             )
+            for key in block:
+                if key.startswith("inproc@"):
+                    before = block[key]
+                    lines.append(
+                        f"ireval_df{key.removeprefix('inproc')}: `evaluate()` "
+                        f"{before['evaluate']:.3f} s, floor {before['floor']:.3f} s; "
+                        f"after / before: {ip['evaluate'] / before['evaluate']:.3f}."
+                    )
             lines.append("")
         agree = block.get("agreement")
         if agree:
-            lines.append(
-                f"Agreement with ireval_df (|difference| <= {TOLERANCE:g} per query); "
-                f"{agree['tie_queries']} queries have a judged document tied "
-                "with another document, and "
-                f"{agree.get('float32_ties', 0)} more tie only as float32 (trec_eval "
-                "9.x, inside pytrec_eval and ir_measures, stores scores so):"
-            )
+            if all("@" in tool for tool in agree["peers"]):  # versions only
+                lines.append("Agreement with ireval_df:")
+            else:
+                lines.append(
+                    f"Agreement with ireval_df (|difference| <= {TOLERANCE:g} per "
+                    f"query); {agree['tie_queries']} queries have a judged document "
+                    "tied with another document, and "
+                    f"{agree.get('float32_ties', 0)} more tie only as float32 "
+                    "(trec_eval 9.x, inside pytrec_eval and ir_measures, stores "
+                    "scores so):"
+                )
             lines.append("")
             for tool, per_metric in agree["peers"].items():
                 rule = TIE_RULES.get(tool, (set(), "as trec_eval"))[1] or "as trec_eval"
+                if "@" in tool:
+                    rule = "none; must equal ireval_df exactly"
                 parts = []
                 for metric, d in per_metric.items():
                     text = f"{metric} {d['differ']}/{d['queries']}"
@@ -564,22 +713,55 @@ def markdown(results: dict[str, Any]) -> str:
                     f"- {tool} (ties: {rule}): queries differing: " + "; ".join(parts)
                 )
             lines.append("")
-    if "imports" in results:
-        im = results["imports"]
-        lines.append(
-            f"`import ireval_df`: {im['import_s']:.3f} s (median); pandas imported: "
-            f"{im['pandas']}, scipy imported: {im['scipy']}."
-        )
-        lines.append("")
+    for key, im in results.items():
+        if key == "imports" or key.startswith("imports@"):
+            lines.append(
+                f"`import ireval_df{key.removeprefix('imports')}`: {im['import_s']:.3f} s "
+                f"(median); pandas imported: {im['pandas']}, scipy imported: "
+                f"{im['scipy']}."
+            )
+            lines.append("")
     for st in results.get("stacked", []):
+        version = f"ireval_df@{st['version']}, " if st.get("version") else ""
         lines.append(
-            f"Stacked runs ({st['shape']}, {st['queries']:,} queries): one run "
+            f"Stacked runs ({version}{st['shape']}, {st['queries']:,} queries): one run "
             f"({st['rows_one']:,} rows) {st['one']:.3f} s; {st['runs']} runs in one frame "
             f"({st['rows_stacked']:,} rows) {st['stacked']:.3f} s = "
             f"**{st['stacked'] / st['one']:.1f}x** one run."
         )
         lines.append("")
     return "\n".join(lines)
+
+
+def versus_table(timing: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """After (this checkout) against each ``--versus`` version, row by row."""
+    rows = []
+    for label, before in timing.items():
+        if "@" not in label:
+            continue
+        name, _, rest = label.partition("@")
+        version, _, suffix = rest.partition(" ")
+        after = timing[" ".join([name, suffix]).strip()]
+        a, b = medians(after), medians(before)
+        paired = [x["wall_s"] / y["wall_s"] for x, y in zip(after, before, strict=True)]
+        rows.append(
+            f"| {label} | {a['wall_s']:.3f} | {b['wall_s']:.3f} | "
+            f"**{a['wall_s'] / b['wall_s']:.3f}** | {min(paired):.3f}-{max(paired):.3f} | "
+            f"{a['rss_mib']:.0f} | {b['rss_mib']:.0f} | "
+            f"**{a['rss_mib'] / b['rss_mib']:.3f}** |"
+        )
+    if not rows:
+        return []
+    return [
+        "After (this checkout) / before (`--versus`): medians, and the range of "
+        "the rounds' own ratios (each round runs both back to back, in turn first).",
+        "",
+        "| before | after (s) | before (s) | after / before | rounds | "
+        "after RSS (MiB) | before RSS (MiB) | after / before |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        *rows,
+        "",
+    ]
 
 
 def unexplained(results: dict[str, Any]) -> int:
@@ -630,11 +812,33 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SHAPE[:QUERIES]",
         help="one run vs 20 stacked runs of these shapes (first QUERIES queries); none: skip",
     )
+    parser.add_argument(
+        "--versus",
+        action="append",
+        default=[],
+        metavar="PYTHON[=LABEL]",
+        help="also time the ireval_df that this interpreter imports (e.g. a venv "
+        "with the code before a change installed) as ireval_df@LABEL (default "
+        "label: base), interleaved with this checkout's; repeatable",
+    )
+    parser.add_argument(
+        "--python",
+        help="the interpreter that runs this checkout's ireval_df (default: this "
+        "one); with --versus, best the same as the other version's, so that both "
+        "start alike (an editable install's import hook alone costs ~25 ms a process)",
+    )
     parser.add_argument("--no-agreement", action="store_true")
     parser.add_argument("--json", help="write every measurement here")
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    versus: dict[str, str] = {}
+    for item in args.versus:
+        python, _, label = item.partition("=")
+        label = label or "base"
+        if label in versus or not label.isidentifier():
+            parser.error(f"--versus: label {label!r} is taken or not a plain name")
+        versus[label] = python
     data = Path(args.data)
     tools = available(["ireval_df", *[t for t in args.tools if t != "ireval_df"]])
     skipped = sorted(set(args.tools) - set(tools))
@@ -646,6 +850,17 @@ def main(argv: list[str] | None = None) -> int:
         "shapes": {},
         "skipped": skipped,
     }
+    compile_checkout(args.python)
+    if versus:
+        found = {"ireval_df": probe(args.python, checkout=True)}
+        for label, python in versus.items():
+            found[f"ireval_df@{label}"] = probe(python, checkout=False)
+        for label, info in found.items():
+            if info["polars"] != found["ireval_df"]["polars"]:
+                print(f"warning: {label} runs another polars", file=sys.stderr)
+            if label != "ireval_df" and info["file"] == found["ireval_df"]["file"]:
+                print(f"warning: {label} imports this checkout", file=sys.stderr)
+        results["versus"] = found
     blocks = list(args.shapes) + (["robust03"] if args.robust03 else [])
     for shape in blocks:
         print(f"{shape}:", file=sys.stderr)
@@ -656,24 +871,38 @@ def main(argv: list[str] | None = None) -> int:
         shape_tools = tools if "run_trec" in paths else ["ireval_df"]
         warm(paths, shape_tools, data)
         block: dict[str, Any] = {"shape": _describe(shape, paths)}
-        if not args.no_agreement and len(shape_tools) > 1:
+        if not args.no_agreement and (len(shape_tools) > 1 or versus):
             with tempfile.TemporaryDirectory() as tmp:
-                block["agreement"] = agreement(shape_tools, paths, Path(tmp))
-        block["timing"] = timed_rounds(shape_tools, paths, args.rounds, args.buckets)
+                block["agreement"] = agreement(
+                    shape_tools, paths, Path(tmp), versus, args.python
+                )
+        block["timing"] = timed_rounds(
+            shape_tools, paths, args.rounds, args.buckets, versus, args.python
+        )
         if "run_parquet" in paths and "run_trec" in paths:  # not on xl or robust03
-            block["inproc"], _, _ = run_process(
-                [
-                    "inproc",
-                    str(paths["run_parquet"]),
-                    str(paths["qrels_parquet"]),
-                    "--rounds",
-                    str(args.inproc_rounds),
-                ]
-            )
+            inproc = [
+                "inproc",
+                str(paths["run_parquet"]),
+                str(paths["qrels_parquet"]),
+                "--rounds",
+                str(args.inproc_rounds),
+            ]
+            block["inproc"], _, _ = run_process(inproc, args.python)
+            for label, python in versus.items():
+                block[f"inproc@{label}"], _, _ = run_process(inproc, python, False)
         results["shapes"][shape] = block
-    results["imports"], _, _ = run_process(
-        ["imports", "--rounds", str(args.import_rounds)]
-    )
+    # one import a process, the versions in turn
+    imports: dict[str, list[dict[str, Any]]] = {}
+    for _ in range(args.import_rounds):
+        for label, python in {"": args.python, **versus}.items():
+            report, _, _ = run_process(["imports", "--rounds", "1"], python, not label)
+            imports.setdefault(label, []).append(report)
+    for label, reports in imports.items():
+        results["imports@" + label if label else "imports"] = {
+            "import_s": statistics.median(r["import_s"] for r in reports),
+            "pandas": any(r["pandas"] for r in reports),
+            "scipy": any(r["scipy"] for r in reports),
+        }
     results["stacked"] = []
     for item in args.stacked:
         if item == "none":
@@ -681,17 +910,17 @@ def main(argv: list[str] | None = None) -> int:
         shape, _, queries = item.partition(":")
         paths = files(shape, data)
         extra = ["--queries", queries] if queries else []
-        stacked, _, _ = run_process(
-            [
-                "stacked",
-                str(paths["run_parquet"]),
-                str(paths["qrels_parquet"]),
-                "--rounds",
-                str(args.rounds),
-                *extra,
-            ]
-        )
-        results["stacked"].append({"shape": shape, **stacked})
+        stacked = [
+            "stacked",
+            str(paths["run_parquet"]),
+            str(paths["qrels_parquet"]),
+            "--rounds",
+            str(args.rounds),
+            *extra,
+        ]
+        for label, python in {"": args.python, **versus}.items():
+            report, _, _ = run_process(stacked, python, label == "")
+            results["stacked"].append({"shape": shape, "version": label, **report})
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     print(markdown(results))
