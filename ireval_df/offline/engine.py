@@ -1,6 +1,6 @@
 """The engine: merge every metric's plan into one lazy polars plan.
 
-Steps (DESIGN.md section 5), each once per call whatever the number of
+Steps (``docs/design.md``, the engine), each once per call whatever the number of
 metrics and runs:
 
 1. qrels: label each judged row, compute per-query statistics (``qrels``

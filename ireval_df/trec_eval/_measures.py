@@ -7,7 +7,7 @@ output lines, each backed by one registry :class:`~ireval_df.measures.Metric`
 (no metric is implemented here) or by a special column (``runid``,
 ``num_q``, ``relstring``, the judgment-group and preference measures).
 
-Parameter syntax (``SPEC.md`` section 3.1), everything after the first ``.``:
+Parameter syntax (``tests/conformance/trec_eval/SPEC.md`` section 3.1), everything after the first ``.``:
 
 * integer cutoff lists (``P.5,7,3``): ``atol`` each (``23.4`` is 23), sorted
   ascending, a value <= 0 or a duplicate is an error;

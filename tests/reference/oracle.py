@@ -1,6 +1,6 @@
 """A naive, per-query, pure-Python implementation of every registered metric.
 
-Written from ``conformance/trec_eval/SPEC.md`` (sections 2 and 4) and the
+Written from ``tests/conformance/trec_eval/SPEC.md`` (sections 2 and 4) and the
 metrics' docstrings, not from the library: plain loops over one ranked list,
 no cleverness, so that each function can be checked by reading it.
 

@@ -1,6 +1,6 @@
 """The registry is complete and the parser reads every documented spelling.
 
-For every registered metric (STYLE.md section 3): a docstring example, a
+For every registered metric (CONTRIBUTING.md, adding a metric): a docstring example, a
 place in the oracle grid (``tests/reference/test_oracle.py``) and an oracle
 function, and either a pytrec_eval reference case
 (``tests/reference/test_pytrec_eval.py``) or a reasoned ``NO_REFERENCE``
