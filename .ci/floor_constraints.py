@@ -2,7 +2,7 @@
 
 ``.ci/run`` installs the package with these constraints beside the newest
 versions, so the floors declared in ``pyproject.toml`` are proven, not
-hoped: ``polars>=2.0`` becomes ``polars==2.0``. The development tools
+hoped: ``polars>=2.1`` becomes ``polars==2.1``. The development tools
 (pytest, ruff, mypy, ...) are not pinned: their floors say which of their
 features the suite uses, not what users get.
 """

@@ -1,8 +1,8 @@
 """``ireval-df``: the parser and the error handling every subcommand shares.
 
 Data goes to stdout or ``-o``, messages to stderr. Exit 0 on success, 1 for
-bad data (the same messages as the API), 2 for bad usage. No traceback
-unless ``--debug``.
+bad data (the same messages as the API), 2 for bad usage, 130 on Ctrl-C
+and 143 on SIGTERM. No traceback unless ``--debug``.
 """
 
 from __future__ import annotations

@@ -108,7 +108,8 @@ def metrics_markdown() -> str:
             choices = f", one of {', '.join(param.choices)}" if param.choices else ""
             lines.append(
                 f"- `{name}` ({param.kind}{choices}; default "
-                f"`{format_value(param.default)}`): {param.description}."
+                f"`{'{}' if param.kind == 'gain map' else format_value(param.default)}`): "
+                f"{param.description}."
             )
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -92,7 +92,9 @@ class Param:
 
     @property
     def kind(self) -> str:
-        """The parameter's type, in words: int, float, bool, word or list."""
+        """The parameter's type, in words: int, float, bool, word, list or gain map."""
+        if self.default == () and "gain" in self.description:
+            return "gain map"
         if isinstance(self.default, bool):
             return "bool"
         if isinstance(self.default, int):

@@ -20,7 +20,8 @@ metrics of a call:
     from the qrels (label -1), and the ranking's size is the column
     ``N_RET``, never ``pl.len()``.
 ``agg``
-    one ``group_by("run_id", "query_id").agg`` over the ranked rows.
+    one ``group_by`` over the ranked rows, by each ranking's 64-bit id
+    (:data:`RANKING`, one per (run_id, query_id)).
 ``value``
     the final per-query expression over agg and qrels columns.
 
@@ -326,25 +327,14 @@ def build_plan(metric: Metric) -> Plan:
     return Plan(value=plan.value, needs=needs | plan.needs)
 
 
-#: Descriptions of the parameters that offline metrics share; a metric's own
-#: parameters are declared with :class:`~ireval_df.measures.Param`
+#: Descriptions of the parameters that many offline metrics share, which a
+#: registration may give as a bare default (``params={"rel": 1}``); a metric's
+#: own parameters are declared with :class:`~ireval_df.measures.Param`
 PARAMETERS: Mapping[str, str] = {
     "rel": "lowest grade counted as relevant (trec_eval -l)",
     "judged_only": "drop unjudged documents before ranking (trec_eval -J)",
     "dcg": "discount and gain: log2 (the grade as gain) or exp-log2 (2^grade - 1)",
     "gains": "gain of each grade, e.g. {0:0,1:1,2:3}, replacing the dcg gain (trec_eval ndcg_p)",
-    "norm": "AP's denominator: R, min(R, k) or the relevant documents retrieved",
-    "max_rel": "the highest grade, for ERR's 2^grade / 2^max_rel (0: the qrels' highest)",
-    "compat": "trec_eval version whose interpolation points are reproduced (10 or 9)",
-    "points": "recall levels of the interpolated precision curve",
-    "mult": "multiple of R at which precision is taken (trec_eval Rprec_mult)",
-    "p": "persistence: the probability of reading on to the next document",
-    "beta": "weight of recall against precision in F (1: their harmonic mean)",
-    "rel_ret": "utility of each relevant document retrieved",
-    "nonrel_ret": "utility of each non-relevant document retrieved (a cost: negative)",
-    "rel_nonret": "utility of each relevant document not retrieved",
-    "nonrel_nonret": "utility of each non-relevant document not retrieved",
-    "collection": "the collection's size, for the documents never retrieved (0: unknown)",
 }
 
 #: The decorator that registers an offline metric: ``@register("P", cutoff=...)``

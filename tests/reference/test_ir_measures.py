@@ -3,7 +3,7 @@
 Three kinds of check:
 
 * canonical names mean the same thing: our spec strings are ir_measures'
-  syntax (DESIGN.md section 4), so ``ir_measures.parse_measure(str(m))``
+  syntax (docs/design.md, metric names), so ``ir_measures.parse_measure(str(m))``
   through its pytrec_eval provider (trec_eval 9.x: ties broken by doc_id
   descending, like ours) must give our values, ``rtol=1e-9``;
 * measures pytrec_eval lacks: ``nDCG(dcg=exp-log2)@k`` and ``ERR@k`` from

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ireval_df.measures import Param
 from ireval_df.offline.metrics import shared
 from ireval_df.offline.plan import Plan, define, ordered_sum, per_ranking, register
 
@@ -29,8 +30,14 @@ def precision_sum(m: Metric) -> pl.Expr:
     "AP",
     aliases=("map", "map_cut"),
     cutoff="optional",
-    params={"rel": 1, "norm": "R"},
-    choices={"norm": ("R", "min_R_k", "relret")},
+    params={
+        "rel": 1,
+        "norm": Param(
+            "R",
+            "the denominator: R, min(R, k) or the relevant documents retrieved",
+            choices=("R", "min_R_k", "relret"),
+        ),
+    },
     trec_eval="map|map_cut_{k}",
 )
 def average_precision(m: Metric) -> Plan:

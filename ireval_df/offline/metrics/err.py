@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ireval_df.errors import MetricSpecError
+from ireval_df.measures import Param
 from ireval_df.offline.plan import Plan, define, ordered_sum, per_ranking, register
 
 if TYPE_CHECKING:
@@ -19,8 +20,17 @@ def _check(m: Metric) -> None:
         raise MetricSpecError(msg)
 
 
+_MAX_REL = Param(
+    0, "the highest grade, for 2^grade / 2^max_rel (0: the qrels' highest grade)"
+)
+
+
 @register(
-    "ERR", aliases=("err",), cutoff="optional", params={"max_rel": 0}, validate=_check
+    "ERR",
+    aliases=("err",),
+    cutoff="optional",
+    params={"max_rel": _MAX_REL},
+    validate=_check,
 )
 def expected_reciprocal_rank(m: Metric) -> Plan:
     """Expected reciprocal rank of a cascade user who stops at a satisfying document.

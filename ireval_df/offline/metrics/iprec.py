@@ -7,13 +7,18 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ireval_df.errors import MetricSpecError
+from ireval_df.measures import Param
 from ireval_df.offline.metrics import shared
 from ireval_df.offline.plan import Plan, define, register
 
 if TYPE_CHECKING:
     from ireval_df.measures.spec import Metric
 
-_COMPAT = {"compat": ("10", "9")}
+_COMPAT = Param(
+    "10",
+    "trec_eval version whose recall-level rounding is reproduced (9: pytrec_eval's)",
+    choices=("10", "9"),
+)
 ELEVEN = tuple(i / 10 for i in range(11))
 
 
@@ -66,8 +71,7 @@ def _check_level(m: Metric) -> None:
     aliases=("iprec_at_recall",),
     cutoff="required",
     cutoff_type=float,
-    params={"rel": 1, "compat": "10"},
-    choices=_COMPAT,
+    params={"rel": 1, "compat": _COMPAT},
     trec_eval="iprec_at_recall_{k:.2f}",
 )
 def interpolated_precision(m: Metric) -> Plan:
@@ -91,8 +95,13 @@ def interpolated_precision(m: Metric) -> Plan:
 @register(
     "11pt",
     aliases=("11pt_avg",),
-    params={"rel": 1, "compat": "10", "points": ELEVEN},
-    choices=_COMPAT,
+    params={
+        "rel": 1,
+        "compat": _COMPAT,
+        "points": Param(
+            ELEVEN, "the recall levels whose interpolated precisions are averaged"
+        ),
+    },
     validate=_check_level,
     trec_eval="11pt_avg",
 )

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ireval_df.errors import MetricSpecError
+from ireval_df.measures import Param
 from ireval_df.measures.registry import Alias
 from ireval_df.offline.metrics import shared
 from ireval_df.offline.plan import Plan, register
@@ -80,7 +81,12 @@ def _rprec_mult_suffix(text: str) -> tuple[dict[str, object], None]:
         "rprec",
         Alias("Rprec_mult", "Rprec", {}, _rprec_mult_suffix),
     ),
-    params={"rel": 1, "mult": 1.0},
+    params={
+        "rel": 1,
+        "mult": Param(
+            1.0, "precision is taken at rank mult x R (trec_eval Rprec_mult)"
+        ),
+    },
     trec_eval="Rprec",
     validate=_check_mult,
 )

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ireval_df.errors import MetricSpecError
+from ireval_df.measures import Param
 from ireval_df.offline.metrics import shared
 from ireval_df.offline.plan import Plan, define, ordered_sum, register
 
@@ -50,11 +51,14 @@ def _normalised_gain(m: Metric) -> pl.Expr:
     )
 
 
+_P = Param(0.8, "persistence: the probability of reading on to the next document")
+
+
 @register(
     "RBP",
     aliases=(("rbp", {"p": 0.9}),),
     cutoff="optional",
-    params={"p": 0.8, "gains": ()},
+    params={"p": _P, "gains": ()},
     validate=_check_p,
     trec_eval="rbp",
 )
@@ -88,7 +92,7 @@ def rank_biased_precision(m: Metric) -> Plan:
     "RBPResidual",
     empty=None,
     aliases=(("rbp_resid", {"p": 0.9}),),
-    params={"p": 0.8},
+    params={"p": _P},
     validate=_check_p,
     higher_is_better=False,
     trec_eval="rbp_resid",

@@ -7,11 +7,16 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ireval_df.errors import MetricSpecError
+from ireval_df.measures import Param
 from ireval_df.offline.metrics import shared
 from ireval_df.offline.plan import Plan, register
 
 if TYPE_CHECKING:
     from ireval_df.measures.spec import Metric
+
+
+#: F's beta (also SetF's)
+BETA = Param(1.0, "weight of recall against precision (1: their harmonic mean)")
 
 
 @register(
@@ -62,7 +67,7 @@ def f_measure(
     "F",
     aliases=("F1", "f1"),
     cutoff="required",
-    params={"rel": 1, "beta": 1.0},
+    params={"rel": 1, "beta": BETA},
     validate=_check_beta,
 )
 def f_at_k(m: Metric) -> Plan:

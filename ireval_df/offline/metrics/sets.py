@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ireval_df.measures import Param
 from ireval_df.measures.registry import Alias
 from ireval_df.offline.metrics import shared
-from ireval_df.offline.metrics.recall import _check_beta, f_measure
+from ireval_df.offline.metrics.recall import BETA, _check_beta, f_measure
 from ireval_df.offline.plan import Plan, register
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def _set_f_suffix(text: str) -> tuple[dict[str, object], None]:
 @register(
     "SetF",
     aliases=(Alias("set_F", "SetF", {}, _set_f_suffix),),
-    params={"rel": 1, "beta": 1.0},
+    params={"rel": 1, "beta": BETA},
     trec_eval="set_F",
     validate=_check_beta,
 )
@@ -126,11 +127,15 @@ def _utility_suffix(text: str) -> tuple[dict[str, object], None]:
     aliases=(Alias("utility", "Utility", {}, _utility_suffix),),
     params={
         "rel": 1,
-        "rel_ret": 1.0,
-        "nonrel_ret": -1.0,
-        "rel_nonret": 0.0,
-        "nonrel_nonret": 0.0,
-        "collection": 0,
+        "rel_ret": Param(1.0, "utility of each relevant document retrieved"),
+        "nonrel_ret": Param(-1.0, "utility of each non-relevant document retrieved"),
+        "rel_nonret": Param(0.0, "utility of each relevant document not retrieved"),
+        "nonrel_nonret": Param(
+            0.0, "utility of each non-relevant document not retrieved"
+        ),
+        "collection": Param(
+            0, "the collection's size, for the documents never retrieved (0: unknown)"
+        ),
     },
     bounds=(None, None),
     trec_eval="utility",
