@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ireval_df.cli.args import DEFAULT_METRICS, add_data_arguments, buckets, share
 from ireval_df.cli.render import render_table, wide
 from ireval_df.errors import OptionError
+from ireval_df.offline.conventions import UNJUDGED_AT, UNJUDGED_WARN
 
 if TYPE_CHECKING:
     import argparse
@@ -73,9 +74,10 @@ def register(sub: Any) -> None:
         "--warn-unjudged",
         type=share,
         metavar="SHARE|never",
-        default=0.5,
-        help="warn when more than this share of the top 10 is unjudged on average "
-        "(default: 0.5); never: do not warn (sparse qrels such as BEIR)",
+        default=UNJUDGED_WARN,
+        help=f"warn when more than this share of the top {UNJUDGED_AT} is unjudged "
+        f"on average (default: {UNJUDGED_WARN}); never: do not warn (sparse qrels "
+        "such as BEIR)",
     )
     ev.add_argument(
         "--ci",

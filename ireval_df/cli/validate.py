@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import argparse
 
 from ireval_df.cli.args import add_data_arguments
+from ireval_df.offline.conventions import UNJUDGED_AT
 
 __all__ = ["register", "run"]
 
@@ -50,9 +51,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "-k",
         type=int,
-        default=10,
+        default=UNJUDGED_AT,
         metavar="K",
-        help="top of the ranking checked for unjudged documents and ties (default: 10)",
+        help="top of the ranking checked for unjudged documents and ties "
+        f"(default: {UNJUDGED_AT})",
     )
     parser.add_argument(
         "--depth",

@@ -24,6 +24,7 @@ from ireval_df.errors import (
     warn,
 )
 from ireval_df.measures import parse_metrics
+from ireval_df.offline.conventions import TIE_RULE, UNJUDGED_AT, UNJUDGED_WARN
 from ireval_df.offline.engine import (
     MISSING,
     EngineOptions,
@@ -46,14 +47,11 @@ Compat = Literal["10", "9"]
 Duplicates = Literal["error", "first", "max"]
 RankFrom = Literal["score", "column"]
 
-TIE_RULE = "score descending, then doc_id descending (byte order), as trec_eval"
-#: Share of unjudged documents in the top 10 above which evaluate() warns.
-UNJUDGED_WARN = 0.5
 #: Evaluated with every call for the unjudged warning: the share of the top
-#: 10 that is unjudged, over 10 (trec_eval's unj_10), is
+#: 10 (UNJUDGED_AT) that is unjudged, over 10 (trec_eval's unj_10), is
 #: NumRet@10 x (1 - Judged@10) / 10. Unlike Unjudged@10 itself, these two
 #: need only the ranks of judged documents, so they never force a full sort.
-_HIDDEN = ("Judged@10", "NumRet@10")
+_HIDDEN = (f"Judged@{UNJUDGED_AT}", f"NumRet@{UNJUDGED_AT}")
 
 
 def _choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
@@ -541,12 +539,12 @@ def _warn_unjudged(wide: pl.DataFrame, threshold: float) -> None:
     if present.height == 0:
         return
     judged, retrieved = _HIDDEN
-    unjudged = pl.col(retrieved) * (1.0 - pl.col(judged)) / 10.0
+    unjudged = pl.col(retrieved) * (1.0 - pl.col(judged)) / float(UNJUDGED_AT)
     share = present.select(unjudged.mean()).item()
     if isinstance(share, float) and share > threshold:
         warn(
-            f"{share:.0%} of the top 10 documents are unjudged on average; metrics count them "
-            "as non-relevant. Check Judged@10, or use Bpref, infAP or judged_only=true. "
+            f"{share:.0%} of the top {UNJUDGED_AT} documents are unjudged on average; metrics count them "
+            f"as non-relevant. Check Judged@{UNJUDGED_AT}, or use Bpref, infAP or judged_only=true. "
             f"Where the qrels are sparse by design (MS MARCO, BEIR), pass "
             f"warn_unjudged=None (--warn-unjudged never) to silence this, or a share "
             f"above {share:.2f}."
