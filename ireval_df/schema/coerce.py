@@ -558,12 +558,14 @@ def _prepare(
     from_file = _is_path(obj)
     frame: pl.DataFrame | pl.LazyFrame
     if from_file:
-        from ireval_df.io.load import load  # io imports this module: import late
+        from ireval_df.io.load import load, read_header
 
+        header = read_header(obj)
+        ids = None if header.names is None else _recognise(header.names, spec, columns)
         loaded = load(
-            obj,
+            header,
             spec.kind,
-            lambda names: _recognise(names, spec, columns),
+            ids=ids,
             lenient=lenient,
             rank=run is None or run.rank,
             scratch=None if in_memory else scratch,
