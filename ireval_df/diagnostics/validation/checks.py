@@ -1,7 +1,7 @@
 """The checks behind :func:`validate`: one long frame of findings.
 
 Every check is a handful of vectorised polars aggregations over the leniently
-read inputs (see :func:`ireval_df.schema.coerce.as_lenient`) that yields at most one
+read inputs (see :func:`ireval_df.schema.lenient.as_lenient`) that yields at most one
 row per run (or one row for the qrels or the query table). Messages are built
 with polars string expressions from the aggregates, never by looping over
 data rows.
@@ -14,15 +14,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
+from ireval_df._utils.frames import is_pandas
 from ireval_df.errors import OptionError
 from ireval_df.measures import parse_metrics
-from ireval_df.schema.coerce import as_lenient, is_pandas
+from ireval_df.schema.lenient import as_lenient
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from ireval_df.measures import Metric
-    from ireval_df.schema.coerce import Lenient
+    from ireval_df.schema.lenient import Lenient
 
 __all__ = ["CHECKS", "COLUMNS", "Check", "validate"]
 
