@@ -1,15 +1,17 @@
 """Read any supported file into a frame, choosing the reader by extension.
 
-:mod:`ireval_df.schema.coerce` calls :func:`load` for paths; it passes a callback
-that tells which of a header's columns it recognises, so ids are read as
-strings (keeping leading zeros) without this module knowing any aliases.
+Reading is two calls, both made by :mod:`ireval_df.schema` for a path:
+:func:`read_header` returns the file's format and column names, and
+:func:`load` reads the file, given the id columns the caller found among
+those names (read as strings, keeping leading zeros). This module knows no
+aliases and never calls back into :mod:`ireval_df.schema`.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ireval_df.io import tabular, trec
@@ -17,14 +19,15 @@ from ireval_df.io.files import detect_format, display
 from ireval_df.io.spill import spill_trec_run
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Sequence
+    from collections.abc import Collection, Sequence
     from pathlib import Path
 
     import polars as pl
 
     from ireval_df._utils.typing import Kind, PathLike
+    from ireval_df.io.files import Format
 
-__all__ = ["Loaded", "load"]
+__all__ = ["Header", "Loaded", "load", "read_header"]
 
 _log = logging.getLogger("ireval_df")
 
@@ -53,28 +56,89 @@ class Loaded:
     fmt: str
 
 
-def load(
-    path: PathLike,
-    kind: Kind,
-    recognise: Callable[[Sequence[str]], Collection[str] | None],
-    *,
-    lenient: bool = False,
-    rank: bool = True,
-    scratch: Path | None = None,
-) -> Loaded:
-    """Read ``path`` as the format its extension names.
+@dataclass(frozen=True)
+class Header:
+    """A file's format and, for tables with a header, its column names.
+
+    Attributes
+    ----------
+    path : str or pathlib.Path
+        The file.
+    fmt : str
+        The format its extension names (``"trec"``, ``"csv"``, ...).
+    names : tuple of str or None
+        The header of a CSV/TSV file, the keys of a JSON Lines file's
+        records; None for TREC text, Parquet and JSON, whose columns are
+        known only once read.
+    """
+
+    path: PathLike
+    fmt: Format
+    names: tuple[str, ...] | None = None
+    #: a JSON Lines file's bytes, read once for its keys and again not
+    data: bytes | None = field(default=None, repr=False)
+
+
+def read_header(path: PathLike) -> Header:
+    r"""Find a file's format and, when it has one, read its header.
 
     Parameters
     ----------
     path : str or pathlib.Path
         The file.
+
+    Returns
+    -------
+    Header
+
+    Raises
+    ------
+    FormatError
+        The file cannot be read, or its first lines are malformed.
+
+    Examples
+    --------
+    >>> path = getfixture("tmp_path") / "qrels.tsv"
+    >>> _ = path.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    >>> read_header(path).names
+    ('query-id', 'corpus-id', 'score')
+    >>> read_header("bm25.run").fmt, read_header("bm25.run").names
+    ('trec', None)
+    """
+    fmt, _ = detect_format(path)
+    if fmt in ("csv", "tsv"):
+        separator = "\t" if fmt == "tsv" else ","
+        names = tabular.csv_columns(path, separator=separator)
+        return Header(path, fmt, tuple(names))
+    if fmt == "jsonl":
+        data, keys = tabular.ndjson_columns(path)
+        return Header(path, fmt, tuple(keys), data)
+    return Header(path, fmt)
+
+
+def load(
+    header: Header,
+    kind: Kind,
+    *,
+    ids: Collection[str] | None = None,
+    lenient: bool = False,
+    rank: bool = True,
+    scratch: Path | None = None,
+) -> Loaded:
+    """Read the file of ``header`` as the format its extension names.
+
+    Parameters
+    ----------
+    header : Header
+        The file, as :func:`read_header` returned it.
     kind : {"run", "qrels", "queries"}
         What the file should hold (chooses the TREC layout).
-    recognise : callable
-        Given a header, returns the id columns, to be read as strings (ids
-        keep leading zeros), or None when needed columns are missing; a
+    ids : collection of str, optional
+        The id columns among ``header.names``, read as strings (ids keep
+        leading zeros); None when the header lacks a needed column, and a
         CSV/TSV file whose header then looks like a data row is read as
         header-less. Runs and qrels in CSV/TSV are read all as strings.
+        Not used for TREC text, Parquet and JSON.
     lenient : bool, default False
         Keep fractional grades in TREC qrels (for :func:`ireval_df.validate`).
     rank : bool, default True
@@ -89,7 +153,7 @@ def load(
     -------
     Loaded
     """
-    fmt, _ = detect_format(path)
+    path, fmt = header.path, header.fmt
     if fmt == "trec":
         if kind == "qrels":
             return Loaded(trec.read_trec_qrels(path, lenient=lenient), fmt)
@@ -105,11 +169,11 @@ def load(
     if fmt == "json":
         return Loaded(tabular.read_json(path), fmt)
     if fmt == "jsonl":
-        frame = tabular.read_ndjson(path, strings=lambda names: recognise(names) or ())
+        frame = tabular.read_ndjson(path, strings=ids or (), data=header.data)
         return Loaded(frame, fmt)
     separator = "\t" if fmt == "tsv" else ","
-    names = tabular.csv_columns(path, separator=separator)
-    strings = recognise(names)
+    names = header.names if header.names is not None else ()
+    strings = ids
     if strings is None:
         headerless = _headerless(
             path, kind, names, separator, lenient=lenient, rank=rank

@@ -1,7 +1,7 @@
 """Files with named columns: CSV, TSV, Parquet, JSON Lines and JSON.
 
 These readers return the file's own column names; mapping them to the
-canonical ones is :mod:`ireval_df.schema.coerce`'s job. Text formats are read
+canonical ones is :mod:`ireval_df.schema`'s job. Text formats are read
 eagerly (parsing is the expensive part, so it is done once); Parquet is
 scanned lazily. Every failure becomes a
 :class:`~ireval_df.errors.FormatError` naming the file.
@@ -27,12 +27,13 @@ from ireval_df.io.files import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Sequence
+    from collections.abc import Collection, Sequence
 
     from ireval_df._utils.typing import PathLike
 
 __all__ = [
     "csv_columns",
+    "ndjson_columns",
     "read_csv",
     "read_json",
     "read_ndjson",
@@ -161,10 +162,37 @@ def scan_parquet(path: PathLike) -> pl.LazyFrame:
     return lf
 
 
+def ndjson_columns(path: PathLike) -> tuple[bytes, list[str]]:
+    r"""Read a JSON Lines file and the keys of its records.
+
+    The keys are those of the first rows polars infers dtypes from.
+
+    Returns
+    -------
+    tuple of bytes and list of str
+        The file's bytes (decompressed), for :func:`read_ndjson` to parse
+        without reading the file again, and the keys.
+
+    Examples
+    --------
+    >>> path = getfixture("tmp_path") / "qrels.jsonl"
+    >>> _ = path.write_text('{"qid": 1, "docid": "d1", "label": 2}\n')
+    >>> ndjson_columns(path)[1]
+    ['qid', 'docid', 'label']
+    """
+    data = read_bytes(path)
+    try:
+        lf = pl.scan_ndjson(data, infer_schema_length=_INFER_ROWS)
+        return data, lf.collect_schema().names()
+    except pl.exceptions.PolarsError as exc:
+        raise _ndjson_error(data, display(path), exc) from exc
+
+
 def read_ndjson(
     path: PathLike,
     *,
-    strings: Callable[[Sequence[str]], Collection[str]] | None = None,
+    strings: Collection[str] = (),
+    data: bytes | None = None,
 ) -> pl.DataFrame:
     r"""Read a JSON Lines file (one object per line; compression and BOM allowed).
 
@@ -172,24 +200,23 @@ def read_ndjson(
     ----------
     path : str or pathlib.Path
         The file.
-    strings : callable, optional
-        Given the keys found, returns those to read as strings (JSON numbers
-        become their decimal text), e.g. the id columns.
+    strings : collection of str, optional
+        Keys to read as strings (JSON numbers become their decimal text),
+        e.g. the id columns.
+    data : bytes, optional
+        The file's bytes, when :func:`ndjson_columns` has read them already.
 
     Examples
     --------
     >>> path = getfixture("tmp_path") / "qrels.jsonl"
     >>> _ = path.write_text('{"qid": 1, "docid": "d1", "label": 2}\n')
-    >>> read_ndjson(path, strings=lambda keys: ["qid"]).rows()
+    >>> read_ndjson(path, strings=["qid"]).rows()
     [('1', 'd1', 2)]
     """
-    data = read_bytes(path)
+    if data is None:
+        data = read_bytes(path)
+    overrides = dict.fromkeys(strings, pl.String())
     try:
-        overrides: dict[str, pl.DataType] = {}
-        if strings is not None:
-            lf = pl.scan_ndjson(data, infer_schema_length=_INFER_ROWS)
-            names = lf.collect_schema().names()
-            overrides = dict.fromkeys(strings(names), pl.String())
         return pl.scan_ndjson(
             data, schema_overrides=overrides or None, infer_schema_length=_INFER_ROWS
         ).collect()

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from ireval_df.errors import DataError, FormatError, IrevalError
 from ireval_df.io.files import shorten
 from ireval_df.schema import read_qrels, read_queries, read_run
-from ireval_df.schema.coerce import as_lenient
+from ireval_df.schema.lenient import as_lenient
 
 if TYPE_CHECKING:
     from pathlib import Path

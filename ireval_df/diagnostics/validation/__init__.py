@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 import polars as pl
 
+from ireval_df._utils.frames import is_pandas
 from ireval_df.diagnostics.validation.catalog import CHECKS, COLUMNS, Severity
 from ireval_df.diagnostics.validation.pairs import pairs_findings
 from ireval_df.diagnostics.validation.qrels import qrels_findings
@@ -40,7 +41,7 @@ from ireval_df.diagnostics.validation.run import run_findings
 from ireval_df.errors import OptionError
 from ireval_df.measures import parse_metrics
 from ireval_df.offline.conventions import UNJUDGED_AT
-from ireval_df.schema.coerce import as_lenient, is_pandas
+from ireval_df.schema.lenient import as_lenient
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

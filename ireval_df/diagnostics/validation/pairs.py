@@ -17,7 +17,7 @@ from ireval_df.diagnostics.validation.ranking import POS
 
 if TYPE_CHECKING:
     from ireval_df.diagnostics.validation.ranking import Rankings
-    from ireval_df.schema.coerce import Lenient
+    from ireval_df.schema.lenient import Lenient
 
 __all__ = ["pairs_findings"]
 

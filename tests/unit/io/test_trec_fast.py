@@ -23,7 +23,7 @@ from ireval_df import evaluate, read_run
 from ireval_df.errors import FormatError, SchemaError
 from ireval_df.io import files as _files
 from ireval_df.io import trec
-from ireval_df.io.load import load
+from ireval_df.io.load import load, read_header
 from ireval_df.schema.coerce import as_run
 
 if TYPE_CHECKING:
@@ -265,10 +265,10 @@ def test_as_run_rank_false_does_not_check_the_rank() -> None:
 def test_load_reads_the_rank_of_trec_runs_only_when_asked(tmp_path: Path) -> None:
     path = tmp_path / "bm25.run"
     path.write_text(VALID_RUNS["spaces"])
-    loaded = load(path, "run", lambda names: names, rank=False)
+    loaded = load(read_header(path), "run", rank=False)
     assert isinstance(loaded.data, pl.DataFrame)
     assert "rank" not in loaded.data.columns
-    ranked = load(path, "run", lambda names: names).data
+    ranked = load(read_header(path), "run").data
     assert isinstance(ranked, pl.DataFrame)
     assert "rank" in ranked.columns
 

@@ -24,7 +24,7 @@ from ireval_df._utils import memory as _memory
 from ireval_df._utils import provenance as _provenance
 from ireval_df.errors import FormatError
 from ireval_df.io import spill
-from ireval_df.io.load import load
+from ireval_df.io.load import load, read_header
 from ireval_df.io.trec import read_trec_run
 
 # the module, not the function of the same name that the package exports
@@ -108,12 +108,10 @@ def test_a_text_run_read_in_windows_equals_the_whole_file(
 def test_the_loader_spills_a_text_run_only_with_a_scratch_folder(
     tmp_path: Path,
 ) -> None:
-    def recognise(names: object) -> None:
-        return None
-
-    eager = load(RUNS[0], "run", recognise).data
+    header = read_header(RUNS[0])
+    eager = load(header, "run").data
     assert isinstance(eager, pl.DataFrame)
-    lazy = load(RUNS[0], "run", recognise, scratch=tmp_path).data
+    lazy = load(header, "run", scratch=tmp_path).data
     assert isinstance(lazy, pl.LazyFrame)
     assert sorted(p.suffix for p in tmp_path.iterdir()) == [".arrow"]
     assert_frame_equal(lazy.collect(), eager)

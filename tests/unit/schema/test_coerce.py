@@ -9,8 +9,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from ireval_df._utils.frames import is_pandas
 from ireval_df.errors import DataError, IrevalError, SchemaError
-from ireval_df.schema.coerce import as_qrels, as_queries, as_run, is_pandas
+from ireval_df.schema.coerce import as_qrels, as_queries, as_run
 
 RUN = {"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]}
 QRELS = {"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 0]}
