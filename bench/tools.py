@@ -114,9 +114,9 @@ def run_ireval_df(
     import ireval_df as ie
 
     if not native:  # as installed without a C compiler: polars reads the text
-        from ireval_df.io import trec
+        from ireval_df.io import tokenize
 
-        trec._ctrec = None
+        tokenize._ctrec = None
     t1 = _clock()
     # evaluate() is given the paths and reads the files itself (as the CLI
     # does): it reads only the columns it needs, so the load time is 0 here

@@ -20,6 +20,7 @@ import polars as pl
 
 from ireval_df.io import trec
 from ireval_df.io.files import compression_of, detect_format
+from ireval_df.io.tokenize import Blanks
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -147,7 +148,7 @@ def _parse(data: bytes, *, rank: bool) -> pl.DataFrame | None:
     layout = trec._RUN
     frame = trec._native(data, layout, rank=rank)
     if frame is None:
-        frame = trec._fast(data, trec._Bytes.of(data), layout, rank=rank)
+        frame = trec._fast(data, Blanks.of(data), layout, rank=rank)
     if frame is None:
         return None
     return trec._finish(frame, layout, rank=rank)

@@ -1,6 +1,7 @@
 """TREC text files: runs, qrels and simple query lists.
 
-The reading rules are those of trec_eval 10.0 (``SPEC.md`` section 1), with
+The reading rules are those of trec_eval 10.0
+(``tests/conformance/trec_eval/SPEC.md`` section 1), with
 three deliberate differences: relevance must be an integer (trec_eval's
 ``atol`` turns ``1.7`` into 1 and ``abc`` into 0 silently), scores must be
 numbers (``atof`` turns junk into 0.0), and a carriage return inside a line
@@ -9,19 +10,18 @@ endings is one line and a run keeps only its first row); each is a
 :class:`FormatError` naming the line here. Qrels comment lines are accepted
 anywhere.
 
-Two readers share the work. A fast one hands files whose fields are
-separated by exactly one space (or exactly one tab) to polars' multithreaded
-CSV reader and checks the result cheaply; whenever that check fails, a
-careful one splits every line on any whitespace with a regular expression,
-keeping line numbers, so that every malformed line is reported precisely.
-Both give the same frame for the same valid file.
+Lines and fields are those of :mod:`ireval_df.io.tokenize`. Its
+accelerators read plain files (the C tokenizer where it is built, else
+polars' CSV reader when single blanks separate the fields); whenever they
+cannot vouch for a file, a careful reader splits every line with the
+tokenizer's rule, keeping line numbers, so that every malformed line is
+reported precisely. All give the same frame for the same valid file.
 """
 
 from __future__ import annotations
 
 import mmap
 import os
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,7 +29,6 @@ import polars as pl
 
 from ireval_df.errors import FormatError
 from ireval_df.io.files import (
-    bytes_in,
     check_text,
     compression_of,
     display,
@@ -37,15 +36,21 @@ from ireval_df.io.files import (
     line_error,
     read_bytes,
 )
-
-try:
-    from ireval_df.io import _ctrec
-except ImportError:  # built without a C compiler: polars reads everything
-    _ctrec = None  # type: ignore[assignment]
+from ireval_df.io.tokenize import (
+    BLANK,
+    BLANKS,
+    FIELD,
+    SKIPPED,
+    Blanks,
+    fields_of,
+    native_available,
+    split_fields,
+    split_lines,
+    split_native,
+    split_single,
+)
 
 if TYPE_CHECKING:
-    from io import FileIO
-
     from ireval_df._utils.typing import PathLike
 
 __all__ = [
@@ -55,20 +60,10 @@ __all__ = [
     "trec_run_id_of_last_line",
 ]
 
-# C ``isspace`` without the newline: what trec_eval splits fields on.
-_WS = r"[ \t\r\x0B\x0C]"
-_FIELD = r"[^ \t\r\x0B\x0C]+"
-_FIELD_RE = re.compile(_FIELD)
-_SKIP = f"^{_WS}*(?:#|$)"  # blank, whitespace-only and comment lines
 # A carriage return followed by more data on the same line: old Mac (CR-only)
 # line endings, which would otherwise glue every line into one.
-_LONE_CR = "\r[^ \t\r\x0b\x0c]"
-# a CR not ending a line, as the fast reader tests whole files for it
-_LONE_CR_BYTES = re.compile(rb"\r(?!\n)")
+_LONE_CR = f"\r[^{BLANKS}]"
 _INT32 = (-(2**31), 2**31 - 1)
-# the fast reader's flags: every field of the line is empty (a blank line),
-# some field is empty or missing
-_BLANK, _GAP = "__ireval_blank", "__ireval_gap"
 # the C tokenizer's letter for each field it converts; other kept fields are
 # strings ("s"), fields it only checks for are "x"
 _KINDS = {"score": "f", "rank": "u", "relevance": "i"}
@@ -90,11 +85,6 @@ class _Layout:
             f"expected {amount} {len(self.fields)} whitespace-separated fields "
             f"({self.spelled})"
         )
-
-    @property
-    def pattern(self) -> str:
-        groups = f"{_WS}+".join(f"(?P<{f}>{_FIELD})" for f in self.fields)
-        return f"^{_WS}*{groups}" + (f"{_WS}*$" if self.exact else f"(?:{_WS}|$)")
 
 
 _RUN = _Layout(
@@ -219,11 +209,12 @@ def read_trec_queries(path: PathLike) -> pl.DataFrame:
     data = read_bytes(path)
     name = display(path)
     lines = _lines(data, name)
-    pattern = f"^{_WS}*(?P<query_id>{_FIELD})(?:{_WS}+(?P<text>.*?))?{_WS}*$"
-    _refuse_lone_cr(lines.filter(~pl.col("text").str.contains(_SKIP)), name)
+    # the text after the id is kept as written, blanks inside it included
+    pattern = f"^{BLANK}*(?P<query_id>{FIELD})(?:{BLANK}+(?P<text>.*?))?{BLANK}*$"
+    lines = lines.filter(~pl.col("text").str.contains(SKIPPED))
+    _refuse_lone_cr(lines, name)
     parsed = (
         lines.lazy()
-        .filter(~pl.col("text").str.contains(_SKIP))
         .select(pl.col("text").str.extract_groups(pattern).alias("fields"))
         .unnest("fields")
         .with_columns(pl.col("text").fill_null(""))
@@ -267,10 +258,9 @@ def trec_run_id_of_last_line(path: PathLike) -> str:
         start = data.rfind(b"\n", 0, end) + 1
         line = data[start:end]
         end = start - 1
-        stripped = line.strip(b" \t\r\x0b\x0c")
-        if not stripped or stripped.startswith(b"#"):
+        fields = fields_of(line)
+        if not fields or fields[0].startswith(b"#"):
             continue
-        fields = stripped.split()
         text = line.rstrip(b"\r").decode("utf-8", errors="replace")
         if len(fields) < len(_RUN.fields):
             number = data.count(b"\n", 0, start) + 1
@@ -302,10 +292,10 @@ def _read(
                 raise FormatError(msg)
             compressed = compression_of(fh.read(6)) is not None
             frame = None
-            if not compressed and _ctrec is not None:
+            if not compressed and native_available():
                 with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
                     frame = _native(mm, layout, rank=rank)
-            flags = None if compressed or frame is not None else _Bytes.of(fh)
+            flags = None if compressed or frame is not None else Blanks.of(fh)
     except OSError as exc:
         raise file_error(path, exc) from exc
     if frame is not None:
@@ -316,7 +306,7 @@ def _read(
         frame = _native(data, layout, rank=rank)
         if frame is not None:
             return _finish(frame, layout, lenient=lenient, rank=rank)
-        flags = _Bytes.of(data)
+        flags = Blanks.of(data)
         source = data
     frame = _fast(source, flags, layout, rank=rank)
     if frame is None:
@@ -332,92 +322,23 @@ def _native(
     rank: bool = True,
     threads: int | None = None,
 ) -> pl.DataFrame | None:
-    """Tokenize plain text with the C extension, or return None.
+    """Read plain text with the C tokenizer (:func:`split_native`), or return None.
 
-    ``_ctrec`` splits lines on whitespace runs as the careful reader does,
-    on all cores, and hands polars Arrow columns without a copy (a string
-    field with one value on every line, as a run's tag mostly is, comes
-    back as that value, which the frame keeps as a scalar column). It takes
-    only plain text (ASCII, no NUL, no carriage return inside a line,
-    numbers in their simple spellings, the right number of fields, at least
-    one data line) and returns None for anything else, so every problem is
-    still found and reported by the Python readers below it. ``threads``
-    defaults to the size of polars' thread pool.
+    Anything it does not take is still read, and every problem reported,
+    by the Python readers below it.
     """
-    if _ctrec is None:
-        return None
     kept = _kept(layout, rank=rank)
-    kinds = "".join(
-        _KINDS.get(field, "s") if field in kept else "x" for field in layout.fields
-    )
-    threads = pl.thread_pool_size() if threads is None else threads
-    columns = _ctrec.parse(data, kinds, layout.exact, threads)
-    if columns is None:
-        return None
-    series: list[pl.Series] = []
-    values: dict[str, str] = {}
-    rows = 0
-    for field, column in zip(layout.fields, columns, strict=True):
-        if isinstance(column, tuple):  # the same string on every line
-            values[field], rows = column
-        elif column is not None:
-            # a Series built from Arrow takes the Arrow field's (empty) name
-            chunks = [pl.Series(chunk) for chunk in column]
-            series.append(pl.concat(chunks, rechunk=False).alias(field))
-    if not series and values:  # nothing else sets the height
-        field, value = values.popitem()
-        series.append(pl.repeat(value, rows, dtype=pl.String, eager=True).alias(field))
-    # a literal stays one value in the frame (a scalar column), not one a row
-    frame = pl.DataFrame(series).with_columns(
-        pl.lit(value, pl.String).alias(field) for field, value in values.items()
-    )
-    return frame.select(field for field in layout.fields if field in frame.columns)
-
-
-@dataclass(frozen=True)
-class _Bytes:
-    """Which whitespace and control bytes occur in a file (memchr-fast)."""
-
-    tab: bool
-    space: bool
-    cr: bool
-    hash: bool  # without any '#', no comment handling (it costs 20 %)
-    other: bool  # vertical tab, form feed, NUL or a CR not ending a line:
-    # always the careful reader
-
-    @classmethod
-    def of(cls, source: bytes | FileIO) -> _Bytes:
-        """Scan bytes, or a file opened unbuffered, from its start."""
-        found = bytes_in(source, (b"\t", b" ", b"\r", b"#", b"\x0b", b"\x0c", b"\x00"))
-        cr = b"\r" in found
-        return cls(
-            tab=b"\t" in found,
-            space=b" " in found,
-            cr=cr,
-            hash=b"#" in found,
-            other=bool(found & {b"\x0b", b"\x0c", b"\x00"})
-            or (cr and _has_lone_cr(source)),
-        )
-
-
-def _has_lone_cr(source: bytes | FileIO) -> bool:
-    """Tell whether a CR in ``source`` does not end a line."""
-    if isinstance(source, bytes):
-        return _LONE_CR_BYTES.search(source) is not None
-    with mmap.mmap(source.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        return _LONE_CR_BYTES.search(mm) is not None
+    kinds = {
+        field: _KINDS.get(field, "s") if field in kept else "x"
+        for field in layout.fields
+    }
+    return split_native(data, kinds, exact=layout.exact, threads=threads)
 
 
 def _fast(
-    source: str | bytes, flags: _Bytes, layout: _Layout, *, rank: bool = True
+    source: str | bytes, flags: Blanks, layout: _Layout, *, rank: bool = True
 ) -> pl.DataFrame | None:
-    """Parse a file split by single spaces or single tabs, or return None.
-
-    Splitting on one separator equals splitting on whitespace runs exactly
-    when no field comes out empty and no other whitespace occurs, which the
-    byte flags and a check for empty fields establish. Anything else (mixed
-    tabs and spaces, runs of blanks, indented comments, short lines, parse
-    failures, invalid UTF-8) returns None and the careful reader takes over.
+    """Read a file split by single blanks (:func:`split_single`), or return None.
 
     The fields the caller does not want (``iter``; ``rank`` when ``rank`` is
     False) are parsed and tested for emptiness, never kept. Skipping them
@@ -429,10 +350,6 @@ def _fast(
     Qrels need every field parsed anyway: polars refuses a fifth field only
     when every column is read.
     """
-    if flags.other or (flags.tab and flags.space):
-        return None
-    separator = "\t" if flags.tab else " "
-    kept = _kept(layout, rank=rank)
     # ranks and grades parse as integers here (a rank like "1.0" sends the
     # file to the careful reader, which reads it as trec_eval would), kept or
     # not: an integer parses faster than a string is stored. iter, only
@@ -444,47 +361,9 @@ def _fast(
         "relevance": pl.Int64,
     }
     schema = {field: typed.get(field, pl.String) for field in layout.fields}
-    options = {} if layout.exact else {"extra_columns": "ignore"}
-    empty = [pl.col(field).is_null() for field in layout.fields]  # or missing
-    try:
-        frame = (
-            pl.scan_csv(
-                source,
-                separator=separator,
-                has_header=False,
-                quote_char=None,
-                comment_prefix="#" if flags.hash else None,
-                schema=schema,
-                truncate_ragged_lines=not layout.exact,
-                raise_if_empty=False,
-                glob=False,
-                **options,  # type: ignore[arg-type]  # Literal value in a dict
-            )
-            .select(
-                *kept,
-                pl.all_horizontal(empty).alias(_BLANK),
-                pl.any_horizontal(empty).alias(_GAP),
-            )
-            .collect()
-        )
-    except (pl.exceptions.PolarsError, OSError):
-        return None
-    if frame[_BLANK].any():  # blank lines
-        frame = frame.filter(~pl.col(_BLANK))
-    # empty fields (runs of separators, a leading or, before the last field
-    # a line needs, trailing one) or missing ones (short lines)
-    if frame.height == 0 or frame[_GAP].any():
-        return None
-    frame = frame.drop(_BLANK, _GAP)
-    strings = [f for f in kept if schema[f] == pl.String]
-    if (
-        flags.cr
-        and frame.select(
-            pl.any_horizontal(
-                pl.col(f).str.contains("\r", literal=True).any() for f in strings
-            )
-        ).item()
-    ):
+    kept = _kept(layout, rank=rank)
+    frame = split_single(source, flags, schema, exact=layout.exact, keep=kept)
+    if frame is None:
         return None
     if "relevance" in schema and not _in_int32(frame["relevance"]):
         return None
@@ -512,26 +391,17 @@ def _lines(data: bytes, name: str) -> pl.DataFrame:
     """Split checked UTF-8 bytes into lines: ``line`` (1-based), ``text``."""
     check_text(data, name)
     try:
-        lines = pl.read_csv(
-            data,
-            separator="\x00",  # check_text rejected NUL bytes: one field a line
-            has_header=False,
-            quote_char=None,
-            schema={"text": pl.String},
-            empty_string_is_null=False,
-            truncate_ragged_lines=True,
-            raise_if_empty=False,
-        )
-    except pl.exceptions.PolarsError as exc:  # pragma: no cover - checked above
+        text = split_lines(data)
+    except UnicodeDecodeError as exc:  # pragma: no cover - checked above
         msg = f"{name}: could not be read as text ({exc})"
         raise FormatError(msg) from exc
-    return lines.with_row_index("line", offset=1)
+    return text.to_frame().with_row_index("line", offset=1)
 
 
 def _careful(
     data: bytes, name: str, layout: _Layout, *, lenient: bool = False, rank: bool = True
 ) -> pl.DataFrame:
-    """Split every line on whitespace and report the first bad one exactly."""
+    """Split every line with the tokenizer's rule and report the first bad one."""
     lines = _lines(data, name)
     if layout is _RUN:
         field, value = "score", pl.col("score").cast(pl.Float64, strict=False)
@@ -545,26 +415,27 @@ def _careful(
         whole = number.is_finite() & (number == number.floor())
         field, value = "relevance", pl.when(whole).then(number).cast(pl.Int64)
         problem = "is not a whole number (relevance grades are integers)"
-    _refuse_lone_cr(lines.filter(~pl.col("text").str.contains(_SKIP)), name)
-    parsed = (
-        lines.lazy()
-        .filter(~pl.col("text").str.contains(_SKIP))
-        .with_columns(pl.col("text").str.extract_groups(layout.pattern).alias("f"))
-        .unnest("f")
-        .with_columns(value.alias("__ireval_value"))
-        .collect()
-    )
-    if parsed.height == 0:
+    lines = lines.filter(~pl.col("text").str.contains(SKIPPED))
+    _refuse_lone_cr(lines, name)
+    if lines.height == 0:
         raise _no_data(name, layout.spelled)
-    if parsed["query_id"].null_count():
-        malformed = parsed.filter(pl.col("query_id").is_null())
+    count = len(layout.fields)
+    names = {f"f{i}": field for i, field in enumerate(layout.fields)}
+    fields = split_fields(lines.get_column("text"), count).rename(names)
+    parsed = pl.concat([lines, fields], how="horizontal")
+    wrong = pl.col(layout.fields[-1]).is_null()
+    if layout.exact:
+        wrong = wrong | pl.col("rest").is_not_null()
+    malformed = parsed.filter(wrong)
+    if malformed.height:
         line, text = malformed.row(0)[:2]
-        found = len(_FIELD_RE.findall(text))
+        found = len(fields_of(text.encode()))
         raise _more(
             line_error(name, line, text, f"{layout.expected}, found {found}"),
             malformed.height - 1,
             "malformed",
         )
+    parsed = parsed.with_columns(value.alias("__ireval_value"))
     if field == "relevance" and parsed["__ireval_value"].null_count() == 0:
         value = pl.col("__ireval_value")
         parsed = parsed.with_columns(pl.when(value.is_between(*_INT32)).then(value))

@@ -2,7 +2,8 @@
 
 This reader is deliberately separate from :mod:`ireval_df.io`: trec_eval is
 lenient (``atol``/``atof`` on numbers, its own comment rules) and a drop-in
-must accept, and reject, exactly what it does (``SPEC.md`` section 1):
+must accept, and reject, exactly what it does
+(``tests/conformance/trec_eval/SPEC.md`` section 1):
 
 * qrels (``qid iter docno rel``): exactly four whitespace-separated fields;
   ``rel`` goes through ``atol`` (``1.7`` is 1, ``abc`` is 0); a line whose
@@ -14,22 +15,21 @@ must accept, and reject, exactly what it does (``SPEC.md`` section 1):
   skipped; the run id is the one of the last line.
 * Z-score files (``qid measure mean stddev``): exactly four fields.
 
-Fields are separated by C ``isspace`` characters (space, tab, CR, VT, FF).
+Lines and fields are those of :mod:`ireval_df.io.tokenize`, trec_eval's own:
+fields are separated by C ``isspace`` characters (space, tab, CR, VT, FF).
 Files are read as bytes. Valid UTF-8 is kept as is; otherwise every byte is
 mapped to one character (Latin-1), which keeps byte order for sorting and
 gives the same bytes back on output (``Tables.encoding``).
 
-Speed: a plain run is read by the C tokenizer of :mod:`ireval_df.io.trec`
-when it is built (its rules agree with trec_eval's on every run it takes).
-Otherwise lines are split by polars' multithreaded CSV reader (on a
-separator that cannot occur), tabs become spaces, the rare lines with other
-or repeated whitespace are rewritten with one regular expression, and
-tokens come from one ``str.splitn``. No Python loop runs over lines.
+Speed: a plain run is read by the tokenizer's accelerators (the C tokenizer
+where it is built, else polars' CSV reader when single blanks separate the
+fields), whose rules agree with trec_eval's on every run they take; any
+other file by :func:`~ireval_df.io.tokenize.split_fields`. No Python loop
+runs over lines.
 """
 
 from __future__ import annotations
 
-import io
 import math
 import mmap
 import os
@@ -42,23 +42,37 @@ from typing import IO, Any
 
 import polars as pl
 
-from ireval_df.io import trec
-from ireval_df.io.files import bytes_in
+from ireval_df.io.tokenize import (
+    SKIPPED,
+    Blanks,
+    split_fields,
+    split_lines,
+    split_native,
+    split_single,
+)
 
 __all__ = [
     "InputError",
     "Tables",
     "atof",
-    "read_lines",
     "read_qrels",
     "read_run",
     "read_source",
     "read_zscores",
-    "tokens",
 ]
 
-#: C ``isspace`` minus the newline.
-_WS_RUN = r"[ \t\r\x0B\x0C]+"
+#: A run's fields, for the tokenizer's accelerators: what each becomes (the
+#: rank is only required, as trec_eval ignores it), and its type in polars.
+_RUN_KINDS = {
+    "query_id": "s",
+    "iter": "x",
+    "doc_id": "s",
+    "rank": "x",
+    "score": "f",
+    "run_id": "s",
+}
+_RUN_SCHEMA: dict[str, type[pl.DataType]] = dict.fromkeys(_RUN_KINDS, pl.String)
+_RUN_SCHEMA["score"] = pl.Float64  # a score polars cannot read goes the careful way
 _INT64 = (-(2**63), 2**63 - 1)
 
 _DECIMAL = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
@@ -122,81 +136,6 @@ def contains(data: Data, needle: bytes) -> bool:
     (True, False)
     """
     return data.find(needle) != -1
-
-
-def read_lines(
-    raw: Data, *, encoding: str = "utf-8", path: str | None = None
-) -> pl.Series:
-    r"""Split ``raw`` into lines (``\n`` or ``\r\n``), empty lines as "".
-
-    Raises ``UnicodeDecodeError`` when ``encoding`` is UTF-8 and ``raw`` is
-    not valid UTF-8 (the caller then retries with Latin-1). With ``path``
-    (the file ``raw`` maps) polars reads the file itself.
-
-    Examples
-    --------
-    >>> read_lines(b"a b\r\n\n#c\nd").to_list()
-    ['a b', '', '#c', 'd']
-    """
-    source: str | io.BytesIO = path if path is not None else io.BytesIO(raw)
-    if encoding != "utf-8":
-        source = io.BytesIO(bytes(raw).decode(encoding).encode("utf-8"))
-    try:
-        frame = pl.read_csv(
-            source,
-            has_header=False,
-            separator="\x00",
-            quote_char=None,
-            schema={"line": pl.String},
-            truncate_ragged_lines=True,
-        )
-    except pl.exceptions.ComputeError as exc:  # invalid UTF-8
-        codec = "utf-8"
-        raise UnicodeDecodeError(codec, b"", 0, 1, str(exc)) from None
-    return frame.get_column("line").fill_null("")
-
-
-def normalise(lines: pl.Series) -> pl.Series:
-    r"""Make single spaces the only field separator, as C ``isspace`` splits.
-
-    Tabs become spaces (one fast literal pass); the few lines that still have
-    other whitespace, runs of it, or leading whitespace are rewritten with a
-    regular expression, and only those.
-
-    Examples
-    --------
-    >>> normalise(pl.Series(["a\tb c", " x  y\x0bz ", "p q"])).to_list()
-    ['a b c', 'x y z', 'p q']
-    """
-    if lines.str.contains("\t", literal=True).any():
-        lines = lines.str.replace_all("\t", " ", literal=True)
-    unclean = lines.str.contains_any(
-        ["\x0b", "\x0c", "\r", "  "]
-    ) | lines.str.starts_with(" ")
-    if unclean.any():
-        rows = unclean.arg_true()
-        fixed = lines.gather(rows).str.replace_all(_WS_RUN, " ").str.strip_chars(" ")
-        lines = lines.scatter(rows, fixed)
-    return lines
-
-
-def tokens(lines: pl.Series, count: int) -> pl.DataFrame:
-    """Split normalised lines on single spaces into ``f0 .. f{count}``.
-
-    ``f{count}`` holds the rest of the line; a missing field is null.
-
-    Examples
-    --------
-    >>> tokens(pl.Series(["a b c d", "x"]), 2).rows()
-    [('a', 'b', 'c d'), ('x', None, None)]
-    """
-    names = [f"f{i}" for i in range(count + 1)]
-    return (
-        lines.rename("line")
-        .to_frame()
-        .select(pl.col("line").str.splitn(" ", count + 1).struct.rename_fields(names))
-        .unnest("line")
-    )
 
 
 def atof(values: pl.Series) -> pl.Series:
@@ -277,10 +216,6 @@ def atol(values: pl.Series) -> pl.Series:
     return fast.fill_null(slow)
 
 
-def _decode_lines(raw: Data, encoding: str, path: str | None = None) -> pl.Series:
-    return read_lines(raw, encoding=encoding, path=path)
-
-
 def _malformed(where: str, index: int) -> InputError:
     return InputError([f"trec_eval.{where}: Malformed line {index}\n"])
 
@@ -299,14 +234,9 @@ def read_qrels(raw: bytes, encoding: str, *, groups: bool = False) -> pl.DataFra
     >>> read_qrels(b"# judged\n1 0 d1 2\n1 0 d2 0.9\n", "utf-8").rows()
     [('1', 'd1', 2), ('1', 'd2', 0)]
     """
-    lines = _decode_lines(raw, encoding)
-    data = normalise(lines.filter(~lines.str.starts_with("#")))
-    parts = tokens(data, 4)
-    bad = (
-        pl.col("f3").is_null()
-        | (pl.col("f3") == "")
-        | (pl.col("f4").is_not_null() & (pl.col("f4") != ""))
-    )
+    lines = split_lines(raw, encoding=encoding)
+    parts = split_fields(lines.filter(~lines.str.starts_with("#")), 4)
+    bad = pl.col("f3").is_null() | pl.col("rest").is_not_null()
     flags = parts.select(bad.alias("bad")).get_column("bad")
     if flags.any():
         where = "get_qrels_jg" if groups else "get_qrels"
@@ -329,64 +259,30 @@ def read_qrels(raw: bytes, encoding: str, *, groups: bool = False) -> pl.DataFra
     return frame
 
 
-def _tokenized_run(raw: Data, encoding: str) -> tuple[pl.DataFrame, str] | None:
-    """Read a plain run with the C tokenizer of :mod:`ireval_df.io.trec`, if it takes it.
+def _plain_run(
+    raw: Data, encoding: str, path: str | None
+) -> tuple[pl.DataFrame, str] | None:
+    """Read a plain run with the tokenizer's accelerators, if one takes it.
 
-    It takes only ASCII with at least six fields a line, whitespace that C
-    ``isspace`` splits on (a carriage return only before the newline), and
-    scores in the plain decimal spellings, for which it gives ``atof``'s
-    correctly rounded value; it skips blank lines and lines whose first
-    field starts with ``#``, as trec_eval does. Anything else (including
-    every file trec_eval rejects) returns None, for the readers below.
+    They take UTF-8 text with at least six fields a line and scores polars
+    reads as numbers, as ``atof`` does; they skip blank lines and lines
+    whose first field starts with ``#``, as trec_eval does. Anything else
+    (including every file trec_eval rejects) returns None, for the careful
+    reader. ``path`` names the file ``raw`` maps, for polars to read it.
     """
     if encoding != "utf-8":
         return None
-    frame = trec._native(raw, trec._RUN, rank=False)
+    frame = split_native(raw, _RUN_KINDS, exact=False)
+    if frame is None:
+        source = path if path is not None else bytes(raw)
+        keep = ["query_id", "doc_id", "score", "run_id"]
+        frame = split_single(
+            source, Blanks.of(raw), _RUN_SCHEMA, exact=False, keep=keep
+        )
     if frame is None:
         return None
     run_id = frame.get_column("run_id")[-1]
     return frame.select("query_id", "doc_id", "score"), str(run_id)
-
-
-def _fast_run_fields(raw: Data, encoding: str, path: str | None) -> pl.DataFrame | None:
-    r"""Return the first six fields of every result line, if a fast read applies.
-
-    A file whose fields are separated by exactly one space (or exactly one
-    tab), with ``\n`` line ends and no other whitespace, is
-    handed to polars' CSV reader whole (empty fields are null). Any line it
-    does not split cleanly into at least six non-empty fields (leading or
-    doubled separators, short lines), or a score it cannot read as a number
-    (``atof``'s prefixes, hexadecimal), sends the whole file to the careful
-    reader instead; lines with no field at all (blank) are dropped, as
-    trec_eval skips them.
-    """
-    if encoding != "utf-8":
-        return None
-    found = bytes_in(raw, (b"\x0b", b"\x0c", b"\r", b"\t", b" "))
-    has_tab = b"\t" in found
-    if found & {b"\x0b", b"\x0c", b"\r"} or (has_tab and b" " in found):
-        return None
-    names = [f"f{i}" for i in range(6)]
-    schema: dict[str, type[pl.DataType]] = dict.fromkeys(names, pl.String)
-    schema["f4"] = pl.Float64  # a score polars cannot read goes the careful way
-    try:
-        fields = pl.read_csv(
-            path if path is not None else io.BytesIO(raw),
-            has_header=False,
-            separator="\t" if has_tab else " ",
-            quote_char=None,
-            comment_prefix="#",
-            schema=schema,
-            truncate_ragged_lines=True,
-        )
-    except pl.exceptions.PolarsError:
-        return None
-    if sum(fields.null_count().row(0)):  # empty fields: blank lines, or not clean
-        empty = fields.select(pl.sum_horizontal(pl.all().is_null())).to_series()
-        if ((empty > 0) & (empty < len(names))).any():
-            return None
-        fields = fields.filter(empty == 0)
-    return fields if fields.height else None
 
 
 def read_run(
@@ -403,25 +299,16 @@ def read_run(
     >>> frame.rows(), run_id
     ([('1', 'd1', 2.5), ('1', 'd2', 0.0)], 'b')
     """
-    tokenized = _tokenized_run(raw, encoding)
-    if tokenized is not None:
-        return tokenized
-    quick = _fast_run_fields(raw, encoding, path)
-    if quick is not None:
-        return pl.DataFrame(
-            {
-                "query_id": quick.get_column("f0"),
-                "doc_id": quick.get_column("f2"),
-                "score": quick.get_column("f4"),
-            }
-        ), str(quick.get_column("f5")[-1])
-    lines = normalise(_decode_lines(raw, encoding, path))
-    data = lines.filter((lines != "") & ~lines.str.starts_with("#"))
+    plain = _plain_run(raw, encoding, path)
+    if plain is not None:
+        return plain
+    lines = split_lines(raw, encoding=encoding, path=path)
+    data = lines.filter(~lines.str.contains(SKIPPED))
     if data.len() == 0:
         msg = ["trec_eval.get_results: No results lines in results file\n"]
         raise InputError(msg)
-    parts = tokens(data, 6)
-    bad = pl.col("f5").is_null() | (pl.col("f5") == "")
+    parts = split_fields(data, 6)
+    bad = pl.col("f5").is_null()
     flags = parts.select(bad.alias("bad")).get_column("bad")
     if flags.any():
         where = "get_results"
@@ -445,12 +332,8 @@ def read_zscores(raw: bytes, encoding: str) -> pl.DataFrame:
     >>> read_zscores(b"301 map 0.1 0.2\n", "utf-8").rows()
     [('301', 'map', 0.1, 0.2)]
     """
-    parts = tokens(normalise(_decode_lines(raw, encoding)), 4)
-    bad = (
-        pl.col("f3").is_null()
-        | (pl.col("f3") == "")
-        | (pl.col("f4").is_not_null() & (pl.col("f4") != ""))
-    )
+    parts = split_fields(split_lines(raw, encoding=encoding), 4)
+    bad = pl.col("f3").is_null() | pl.col("rest").is_not_null()
     flags = parts.select(bad.alias("bad")).get_column("bad")
     if flags.any():
         where = "get_zscores"

@@ -22,7 +22,7 @@ from polars.testing import assert_frame_equal
 from ireval_df import evaluate, read_run
 from ireval_df.errors import FormatError, SchemaError
 from ireval_df.io import files as _files
-from ireval_df.io import trec
+from ireval_df.io import tokenize, trec
 from ireval_df.io.load import load, read_header
 from ireval_df.schema.coerce import as_run
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 @pytest.fixture(autouse=True)
 def _without_the_c_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trec, "_ctrec", None)
+    monkeypatch.setattr(tokenize, "_ctrec", None)
 
 
 GOOD_RUN = "1 Q0 a 1 2.5 x\n"
@@ -143,7 +143,7 @@ def route(data: bytes, tmp_path: Path, layout: trec._Layout, **kw: Any) -> str:
     """Tell which reader takes the file: the fast one, or the careful one."""
     path = tmp_path / "route.txt"
     path.write_bytes(data)
-    fast = trec._fast(str(path), trec._Bytes.of(data), layout, **kw)
+    fast = trec._fast(str(path), tokenize.Blanks.of(data), layout, **kw)
     return CAREFUL if fast is None else FAST
 
 
@@ -292,11 +292,11 @@ SPOTS = {"first": 0, "window-end": _files._WINDOW - 1, "window-start": _files._W
 SPOTS |= {"deep": 3 * _files._WINDOW + 7, "last": -1}
 
 
-def _scanned(data: bytes, tmp_path: Path) -> tuple[trec._Bytes, trec._Bytes]:
+def _scanned(data: bytes, tmp_path: Path) -> tuple[tokenize.Blanks, tokenize.Blanks]:
     path = tmp_path / "scan.txt"
     path.write_bytes(data)
     with open(path, "rb", buffering=0) as fh:
-        return trec._Bytes.of(data), trec._Bytes.of(fh)
+        return tokenize.Blanks.of(data), tokenize.Blanks.of(fh)
 
 
 @pytest.mark.parametrize("spot", list(SPOTS))

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from ireval_df.errors import FormatError
-from ireval_df.io import trec
+from ireval_df.io import tokenize, trec
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 needs_extension = pytest.mark.skipif(
-    trec._ctrec is None, reason="the C tokenizer is not built here"
+    tokenize._ctrec is None, reason="the C tokenizer is not built here"
 )
 
 
@@ -68,7 +68,7 @@ def test_extension_is_built_where_a_compiler_is() -> None:
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(compiler) is None:
         pytest.skip(f"no C compiler ({compiler}) on this machine")
-    assert trec._ctrec is not None, "pip install did not build ireval_df.io._ctrec"
+    assert tokenize._ctrec is not None, "pip install did not build ireval_df.io._ctrec"
 
 
 # --------------------------------------------------------------------------
@@ -305,7 +305,7 @@ def tagged_run(tags: list[str], rows: int = 40_000) -> bytes:
 
 def one_values(data: bytes, threads: int) -> dict[str, object]:
     """The run fields the tokenizer returns as one value, with that value."""
-    columns = trec._ctrec.parse(data, "sxsufs", False, threads)
+    columns = tokenize._ctrec.parse(data, "sxsufs", False, threads)
     assert columns is not None
     return {
         field: column[0]
@@ -426,6 +426,6 @@ def test_without_it_the_python_readers_give_the_same_frames(
     run.write_bytes(big_run(2_000))
     qrels.write_text("query-000000000000 0 document-000000000000 1\n1 0 b -1\n")
     expected = trec.read_trec_run(run), trec.read_trec_qrels(qrels, lenient=True)
-    monkeypatch.setattr(trec, "_ctrec", None)
+    monkeypatch.setattr(tokenize, "_ctrec", None)
     assert_frame_equal(trec.read_trec_run(run), expected[0])
     assert_frame_equal(trec.read_trec_qrels(qrels, lenient=True), expected[1])

@@ -9,14 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ireval_df.io import trec
+from ireval_df.io import tokenize
+from ireval_df.io.tokenize import split_fields, split_lines
 from ireval_df.trec_eval import _reader
 from ireval_df.trec_eval._reader import (
     InputError,
     atof,
     atol,
-    normalise,
-    read_lines,
     read_qrels,
     read_run,
     read_zscores,
@@ -57,12 +56,17 @@ def test_atol_truncates_and_saturates() -> None:
 
 
 def test_lines_split_on_newlines_keep_empty_lines_and_drop_crlf() -> None:
-    assert read_lines(b"a\r\n\r\nb c\n\nd").to_list() == ["a", "", "b c", "", "d"]
+    assert split_lines(b"a\r\n\r\nb c\n\nd").to_list() == ["a", "", "b c", "", "d"]
 
 
-def test_normalise_turns_any_whitespace_into_single_spaces() -> None:
-    lines = pl.Series(["a\tb\t\tc", "  x \x0b y\r z ", "p q r"])
-    assert normalise(lines).to_list() == ["a b c", "x y z", "p q r"]
+def test_fields_are_split_on_any_c_isspace_run() -> None:
+    lines = pl.Series(["a\tb\t\tc", "  x \x0b y\r z ", "p q r", "a b\t"])
+    assert split_fields(lines, 3).rows() == [
+        ("a", "b", "c", None),
+        ("x", "y", "z", None),
+        ("p", "q", "r", None),
+        ("a", "b", None, None),
+    ]
 
 
 def test_qrels_comments_are_lines_starting_with_hash_anywhere() -> None:
@@ -135,7 +139,7 @@ def test_run_without_result_lines_is_an_input_error() -> None:
 def test_latin1_bytes_survive_as_characters() -> None:
     raw = b"1 Q0 caf\xe9 1 1.0 r\xfan\n"
     with pytest.raises(UnicodeDecodeError):
-        read_lines(raw)
+        split_lines(raw)
     frame, run_id = read_run(raw, "latin-1")
     assert frame["doc_id"].to_list() == ["caf\xe9"]
     assert run_id.encode("latin-1") == b"r\xfan"
@@ -246,26 +250,26 @@ def read_or_error(raw: bytes) -> object:
     return frame.rows(), run_id
 
 
-@pytest.mark.skipif(trec._ctrec is None, reason="the C tokenizer is not built here")
+@pytest.mark.skipif(tokenize._ctrec is None, reason="the C tokenizer is not built here")
 @settings(max_examples=300)
 @given(raw=runs_as_written())
 def test_the_tokenizer_reads_runs_as_the_python_readers(raw: bytes) -> None:
     got = read_or_error(raw)
-    saved, trec._ctrec = trec._ctrec, None
+    saved, tokenize._ctrec = tokenize._ctrec, None
     try:
         expected = read_or_error(raw)
     finally:
-        trec._ctrec = saved
+        tokenize._ctrec = saved
     assert repr(got) == repr(expected)  # repr: NaN scores compare equal
 
 
-@pytest.mark.skipif(trec._ctrec is None, reason="the C tokenizer is not built here")
+@pytest.mark.skipif(tokenize._ctrec is None, reason="the C tokenizer is not built here")
 def test_plain_runs_take_the_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kw: object) -> None:
         raise AssertionError("a Python reader was used")
 
-    monkeypatch.setattr(_reader, "_fast_run_fields", refuse)
-    monkeypatch.setattr(_reader, "normalise", refuse)
+    monkeypatch.setattr(_reader, "split_single", refuse)
+    monkeypatch.setattr(_reader, "split_fields", refuse)
     raw = b"# a run\n1 Q0 a 1 2.5 r\n\n1\tQ0 b 2 -1e-3 r\r\n2 Q0 c 1 7 last x\n"
     frame, run_id = read_run(raw, "utf-8")
     assert frame.rows() == [("1", "a", 2.5), ("1", "b", -0.001), ("2", "c", 7.0)]
