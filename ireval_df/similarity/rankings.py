@@ -51,7 +51,7 @@ Missing = Literal["zero", "skip", "error"]
 def rank_with_ties(
     run: pl.LazyFrame, *, rank_from: Literal["score", "column"] = "score"
 ) -> pl.LazyFrame:
-    """Number each ranking's documents and find their tie groups.
+    """Give each ranking's documents a position and find their tie groups.
 
     Parameters
     ----------
