@@ -27,6 +27,7 @@ from ireval_df.schema import read_qrels, read_queries, read_run
 if TYPE_CHECKING:
     from ireval_df.diagnostics import disagreement, failures, validate
     from ireval_df.report import to_html, to_latex, to_markdown, to_wide
+    from ireval_df.similarity import diff
     from ireval_df.stats import (
         compare,
         length_buckets,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Metric",
     "compare",
+    "diff",
     "disagreement",
     "errors",
     "evaluate",
@@ -73,6 +75,7 @@ _LAZY = {
     "disagreement": "ireval_df.diagnostics",
     "failures": "ireval_df.diagnostics",
     "validate": "ireval_df.diagnostics",
+    "diff": "ireval_df.similarity",
     "to_html": "ireval_df.report",
     "to_latex": "ireval_df.report",
     "to_markdown": "ireval_df.report",

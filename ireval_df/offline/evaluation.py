@@ -427,7 +427,7 @@ def _evaluate_part(
     counts = _repeats(run, rankings)
     dropped = 0
     if counts is not None:
-        run, dropped = _deduplicate(run, counts, duplicates)
+        run, dropped = deduplicate(run, counts, duplicates)
         rankings = find_rankings(run, options)
     if not stats:
         stats = _alignment(rankings.sizes, qrels, missing)
@@ -456,7 +456,7 @@ def _repeats(run: pl.LazyFrame, rankings: Rankings) -> pl.DataFrame | None:
     return counts if counts.height else None
 
 
-def _deduplicate(
+def deduplicate(
     run: pl.LazyFrame, counts: pl.DataFrame, policy: Duplicates
 ) -> tuple[pl.LazyFrame, int]:
     """Reject, or keep one of, the repeated rows ``counts`` lists; count the extra rows."""
