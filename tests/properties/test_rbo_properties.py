@@ -1,0 +1,65 @@
+"""Properties of RBO on generated pairs of rankings with ties.
+
+- Symmetry: the reference assigns the roles S and L by length (equal
+  lengths: S = y) and, with equal lengths, every formula it uses is
+  symmetric in S and L; so RBO(x, y) = RBO(y, x) for every score and ties
+  treatment, up to rounding (our edge rules are symmetric too).
+- Bounds: 0 <= min <= ext <= max <= 1 (the reference does not clamp, so up
+  to rounding), and res = max - min.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference.test_rbo_reference import groups_frame
+
+from ireval_df.similarity.rbo import RBO_SCORES, rbo
+
+TOLERANCE = 1e-12
+DOCS = [f"d{i}" for i in range(12)]
+LISTS = pl.List(pl.List(pl.String))
+
+
+@st.composite
+def rankings(draw: st.DrawFn) -> list[list[str]]:
+    """Up to 12 distinct documents, each tied with the one before or not."""
+    docs = draw(st.lists(st.sampled_from(DOCS), unique=True, max_size=len(DOCS)))
+    tied = draw(st.lists(st.booleans(), min_size=len(docs), max_size=len(docs)))
+    groups: list[list[str]] = []
+    for doc, with_previous in zip(docs, tied, strict=True):
+        if with_previous and groups:
+            groups[-1].append(doc)
+        else:
+            groups.append([doc])
+    return groups
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(rankings(), rankings()), min_size=1, max_size=8),
+    p=st.sampled_from([0.3, 0.5, 0.9, 0.98]),
+    ties=st.sampled_from(["a", "b", "w", "none"]),
+)
+def test_rbo_is_symmetric_and_bounded(
+    pairs: list[tuple[list[list[str]], list[list[str]]]], p: float, ties: str
+) -> None:
+    keys = pl.Series("key", range(len(pairs)))
+    x = groups_frame(keys, pl.Series([a for a, _ in pairs], dtype=LISTS))
+    y = groups_frame(keys, pl.Series([b for _, b in pairs], dtype=LISTS))
+    frame = keys.to_frame()
+    values = {}
+    for score in RBO_SCORES:
+        forward = rbo(x, y, frame, p=p, score=score, ties=ties)  # type: ignore[arg-type]
+        backward = rbo(y, x, frame, p=p, score=score, ties=ties)  # type: ignore[arg-type]
+        gap = (forward["value"] - backward["value"]).abs().max()
+        assert isinstance(gap, float)
+        assert gap <= TOLERANCE, (score, pairs)
+        values[score] = forward["value"]
+    low, ext, high = values["min"], values["ext"], values["max"]
+    assert (low >= -TOLERANCE).all(), pairs
+    assert (low <= ext + TOLERANCE).all(), pairs
+    assert (ext <= high + TOLERANCE).all(), pairs
+    assert (high <= 1 + TOLERANCE).all(), pairs
+    assert ((values["res"] - (high - low)).abs() <= TOLERANCE).all(), pairs
