@@ -203,9 +203,7 @@ def pair_rankings(
         pl.concat(
             [
                 pair_frame.join(queries, on="run_id"),
-                pair_frame.join(
-                    queries.rename({"run_id": "baseline"}), on="baseline"
-                ),
+                pair_frame.join(queries.rename({"run_id": "baseline"}), on="baseline"),
             ]
         )
         .unique()
@@ -250,7 +248,11 @@ def pair_rankings(
 def _report_one_sided(one_sided: pl.DataFrame, missing: Missing) -> None:
     count = one_sided.height
     example = one_sided.sort("run_id", "baseline", "query_id").row(0, named=True)
-    side = example["baseline"] if example["__ireval_in_base"] is None else example["run_id"]
+    side = (
+        example["baseline"]
+        if example["__ireval_in_base"] is None
+        else example["run_id"]
+    )
     what = (
         f"{count} (run, baseline, query) comparisons have a ranking on one side "
         f"only, e.g. query {example['query_id']!r} of run {example['run_id']!r} "
