@@ -1,10 +1,6 @@
 """Run-vs-run similarity: how alike two systems' rankings are, without judgments.
 
 :mod:`.rankings` turns runs into the paired, tie-aware rankings that every
-similarity measure reads; :func:`diff` sets each run's top k beside its
-baseline's, with each document's share of the change in nDCG and P.
+similarity measure reads; :mod:`.correlation` (Kendall's tau-b, tau_AP) and
+:mod:`.overlap` (Jaccard, overlap at k) compute one value per comparison.
 """
-
-from ireval_df.similarity.diff import diff
-
-__all__ = ["diff"]
