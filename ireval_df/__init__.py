@@ -24,10 +24,14 @@ from ireval_df.measures import Metric, list_metrics, parse_metric
 from ireval_df.offline import evaluate
 from ireval_df.schema import read_qrels, read_queries, read_run
 
+# imported now, not on first use: the subpackage shares its name with the
+# function, and binding the function after the subpackage's first import is
+# what keeps ie.similarity the function
+from ireval_df.similarity import diff, similarity
+
 if TYPE_CHECKING:
     from ireval_df.diagnostics import disagreement, failures, validate
     from ireval_df.report import to_html, to_latex, to_markdown, to_wide
-    from ireval_df.similarity import diff
     from ireval_df.stats import (
         compare,
         length_buckets,
@@ -53,6 +57,7 @@ __all__ = [
     "read_qrels",
     "read_queries",
     "read_run",
+    "similarity",
     "summarize",
     "to_html",
     "to_latex",
@@ -75,7 +80,6 @@ _LAZY = {
     "disagreement": "ireval_df.diagnostics",
     "failures": "ireval_df.diagnostics",
     "validate": "ireval_df.diagnostics",
-    "diff": "ireval_df.similarity",
     "to_html": "ireval_df.report",
     "to_latex": "ireval_df.report",
     "to_markdown": "ireval_df.report",

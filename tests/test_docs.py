@@ -19,7 +19,7 @@ def test_metrics_page_is_current():
         "regenerate: ireval-df metrics --markdown > docs/metrics.md"
     )
     for name in REGISTRY:
-        assert f"## {name}\n" in page
+        assert f"### {name}\n" in page
 
 
 def test_readme_quick_start_has_exactly_two_commands():

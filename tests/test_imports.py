@@ -117,3 +117,15 @@ def test_import_loads_no_numpy_and_every_public_name_resolves() -> None:
     modules = {k: v for k, v in found["names"].items() if v != "function"}
     assert modules == {"Metric": "type", "errors": "module"}
     assert found["same"] == [True, True, True, True]
+
+
+def test_a_subpackage_never_hides_its_namesake_function() -> None:
+    # ireval_df.similarity is a package and ie.similarity a function: the
+    # package is imported with ireval_df, so importing its modules later
+    # (as the measure registry does) leaves the function in place
+    probe = (
+        "import json, ireval_df as ie, ireval_df.similarity.measures, "
+        "ireval_df.similarity.rbo\n"
+        "print(json.dumps([type(ie.similarity).__name__, type(ie.diff).__name__]))"
+    )
+    assert _probe(probe) == ["function", "function"]

@@ -18,8 +18,9 @@ def add_data_arguments(
     run_help: str = "run file(s); several runs may follow one --run",
     metric_help: str = "metric (repeatable); see 'ireval-df metrics'",
     by_help: str | None = "slice by this query attribute (repeatable; needs --queries)",
+    qrels: bool = True,
 ) -> None:
-    """Add ``--run``, ``--qrels``, ``-m``, ``--queries`` (and ``--by``) to ``parser``.
+    """Add ``--run``, ``--qrels`` (unless ``qrels=False``), ``-m``, ``--queries`` and ``--by``.
 
     Examples
     --------
@@ -38,9 +39,10 @@ def add_data_arguments(
         metavar="FILE",
         help=run_help,
     )
-    parser.add_argument(
-        "--qrels", required=required, metavar="FILE", help="relevance judgments"
-    )
+    if qrels:
+        parser.add_argument(
+            "--qrels", required=required, metavar="FILE", help="relevance judgments"
+        )
     parser.add_argument(
         "-m", "--metric", action="append", metavar="NAME", help=metric_help
     )

@@ -14,7 +14,15 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 from ireval_df._utils.signals import Terminated, terminate_as_interrupt
-from ireval_df.cli import compare, diff, evaluate, metrics, trec_eval, validate
+from ireval_df.cli import (
+    compare,
+    diff,
+    evaluate,
+    metrics,
+    similarity,
+    trec_eval,
+    validate,
+)
 from ireval_df.errors import IrevalError, IrevalWarning, OptionError
 
 if TYPE_CHECKING:
@@ -34,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    for command in (evaluate, compare, diff, validate, metrics, trec_eval):
+    for command in (evaluate, compare, similarity, diff, validate, metrics, trec_eval):
         command.register(sub)
     return parser
 

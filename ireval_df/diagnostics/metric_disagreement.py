@@ -15,6 +15,7 @@ from ireval_df.stats.frames import (
     metric_table,
     output,
     pair_names,
+    reference_slice,
     run_order,
     run_pairs,
     slice_columns,
@@ -123,7 +124,8 @@ def disagreement(
     """
     slices = slice_columns(by)
     frame = to_frame(per_query, ["run_id", "query_id", "metric", "value", *slices])
-    check_unique(frame, ["run_id", "query_id", "metric"])
+    frame, slices = reference_slice(frame, slices, "reference")
+    check_unique(frame, ["run_id", "query_id", "metric", *slices])
     policy = resolve_missing(per_query, missing)
     metrics = [str(m) for m in frame["metric"].unique(maintain_order=True).to_list()]
     if len(metrics) < 2:

@@ -6,15 +6,21 @@ import re
 
 import polars as pl
 
-from ireval_df.measures.registry import REGISTRY
+from ireval_df.measures.registry import REGISTRY, MeasureInfo
 from ireval_df.measures.spec import format_value
 
 __all__ = ["list_metrics", "metrics_markdown"]
 
 _HEADER = """# Metrics
 
-Generated from the metric registry by `ireval-df metrics --markdown`; do not
-edit by hand (a test checks that this file is current).
+Generated from the measure registry by `ireval-df metrics --markdown`; do not
+edit by hand (a test checks that this file is current). Two families share the
+registry and its grammar: the offline metrics, which `ireval_df.evaluate()`
+computes against qrels, and the similarity measures, which
+`ireval_df.similarity()` computes between a run and a baseline without
+judgments ([similarity.md](similarity.md)).
+
+## Offline metrics
 
 Every metric is written `Name(param=value,...)@k` (ir_measures syntax; defaults
 left out). The parser also takes the aliases below, trec_eval names with their
@@ -62,6 +68,66 @@ def _notes(text: str) -> str:
     return re.sub(r"``([^`]+)``", r"`\1`", body)
 
 
+_SIMILARITY = """## Similarity measures
+
+A similarity measure compares a run's ranking of each query with a
+baseline's, without judgments (`ireval_df.similarity()`, `ireval-df
+similarity`). Rankings follow `evaluate()`'s order; documents with equal
+scores form tie groups, which each measure's `ties` parameter treats as it
+says. `@k` cuts both rankings at depth k first. Which RBO to report, how
+ties count, and where other packages go wrong: [similarity.md](similarity.md).
+"""
+
+
+def _table(infos: list[MeasureInfo], *, trec: bool) -> list[str]:
+    head = "| metric | aliases |" + (" trec_eval |" if trec else "")
+    lines = [
+        head + " cutoff | parameters | summary over queries | better |",
+        "|---|---|" + ("---|" if trec else "") + "---|---|---|---|",
+    ]
+    for info in infos:
+        aliases = ", ".join(f"`{a.spelling}`" for a in info.aliases) or "-"
+        names = ", ".join(f"`{t}`" for t in (info.trec_eval or "").split("|") if t)
+        better = "higher" if info.higher_is_better else "lower"
+        lines.append(
+            f"| `{info.name}` | {aliases} |"
+            + (f" {names or '-'} |" if trec else "")
+            + f" {info.cutoff} | {_params(dict(info.params))} | {info.aggregate} |"
+            f" {better} |"
+        )
+    return [*lines, ""]
+
+
+def _entry(info: MeasureInfo) -> list[str]:
+    lines = [f"### {info.name}", "", info.summary, ""]
+    notes = _notes(info.notes)
+    if notes:
+        lines += [notes, ""]
+    low, high = info.bounds
+    reach = ""
+    if info.family == "offline":
+        full = info.options.get("full_sort", False)
+        reach = "; " + (
+            "needs the rank of every retrieved document" if full else _PARTIAL
+        )
+    lines += [
+        f"Range: {'-inf' if low is None else format_value(low)} to "
+        f"{'inf' if high is None else format_value(high)}{reach}.",
+        "",
+    ]
+    if info.parameters:
+        lines += ["Parameters:", ""]
+        for name, param in info.parameters.items():
+            choices = f", one of {', '.join(param.choices)}" if param.choices else ""
+            default = "{}" if param.kind == "gain map" else format_value(param.default)
+            lines.append(
+                f"- `{name}` ({param.kind}{choices}; default `{default}`): "
+                f"{param.description}."
+            )
+        lines.append("")
+    return lines
+
+
 def metrics_markdown() -> str:
     """Return the metrics reference page.
 
@@ -70,48 +136,17 @@ def metrics_markdown() -> str:
     >>> "| `nDCG` |" in metrics_markdown()
     True
     """
-    lines = [_HEADER, "## Summary", ""]
-    lines.append(
-        "| metric | aliases | trec_eval | cutoff | parameters | summary over queries | better |"
-    )
-    lines.append("|---|---|---|---|---|---|---|")
+    families: dict[str, list[MeasureInfo]] = {}
     for info in REGISTRY.values():
-        aliases = ", ".join(f"`{a.spelling}`" for a in info.aliases) or "-"
-        trec = (
-            ", ".join(f"`{t}`" for t in (info.trec_eval or "").split("|") if t) or "-"
-        )
-        better = "higher" if info.higher_is_better else "lower"
-        lines.append(
-            f"| `{info.name}` | {aliases} | {trec} | {info.cutoff} | "
-            f"{_params(dict(info.params))} | {info.aggregate} | {better} |"
-        )
-    lines.append("")
-    for info in REGISTRY.values():
-        lines.append(f"## {info.name}")
-        lines.append("")
-        lines.append(info.summary)
-        lines.append("")
-        notes = _notes(info.notes)
-        if notes:
-            lines.append(notes)
-            lines.append("")
-        low, high = info.bounds
-        lines.append(
-            f"Range: {'-inf' if low is None else format_value(low)} to "
-            f"{'inf' if high is None else format_value(high)}; "
-            f"{'needs the rank of every retrieved document' if info.options.get('full_sort', False) else _PARTIAL}."
-        )
-        lines.append("")
-        lines.append("Parameters:")
-        lines.append("")
-        for name, param in info.parameters.items():
-            choices = f", one of {', '.join(param.choices)}" if param.choices else ""
-            lines.append(
-                f"- `{name}` ({param.kind}{choices}; default "
-                f"`{'{}' if param.kind == 'gain map' else format_value(param.default)}`): "
-                f"{param.description}."
-            )
-        lines.append("")
+        families.setdefault(info.family, []).append(info)
+    lines = [_HEADER, "### Summary", ""]
+    lines += _table(families["offline"], trec=True)
+    for info in families["offline"]:
+        lines += _entry(info)
+    lines += [_SIMILARITY, "### Summary", ""]
+    lines += _table(families.get("similarity", []), trec=False)
+    for info in families.get("similarity", []):
+        lines += _entry(info)
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -50,9 +50,11 @@ AGGREGATES: tuple[str, ...] = ("mean", "sum", "gmean", "ratio")
 Cutoff = Literal["none", "optional", "required"]
 Suffix = Callable[[str], tuple[dict[str, Any], Any]]
 
-#: Each family and the module whose import registers its measures
-FAMILY_MODULES: tuple[tuple[str, str], ...] = (
-    ("offline", "ireval_df.offline.metrics"),
+#: Each family, the module whose import registers its measures, and the
+#: public function that computes them
+FAMILY_MODULES: tuple[tuple[str, str, str], ...] = (
+    ("offline", "ireval_df.offline.metrics", "ireval_df.evaluate"),
+    ("similarity", "ireval_df.similarity.measures", "ireval_df.similarity"),
 )
 
 
@@ -154,7 +156,7 @@ class Registry(Mapping[str, MeasureInfo]):
     is never overwritten silently.
     """
 
-    def __init__(self, families: tuple[tuple[str, str], ...]) -> None:
+    def __init__(self, families: tuple[tuple[str, str, str], ...]) -> None:
         self._families = families
         self._entries: dict[str, MeasureInfo] = {}
         #: spellings exactly as registered; looked up first, so that
@@ -170,7 +172,7 @@ class Registry(Mapping[str, MeasureInfo]):
             return
         self._state = "loading"
         try:
-            for _, module in self._families:
+            for _, module, _ in self._families:
                 importlib.import_module(module)
         finally:
             self._state = "loaded"
@@ -208,6 +210,10 @@ class Registry(Mapping[str, MeasureInfo]):
         """Find a spelling: exact case first, then case-insensitively."""
         self._load()
         return self._exact.get(spelling) or self._lower.get(spelling.lower())
+
+    def entry_point(self, family: str) -> str:
+        """Return the public function that computes ``family``'s measures."""
+        return next(f for name, _, f in self._families if name == family)
 
     def spellings(self) -> dict[str, str]:
         """Every spelling, lower-cased, and the canonical name it means."""

@@ -469,19 +469,35 @@ def _unknown(spec: str) -> NoReturn:
     raise MetricSpecError(msg)
 
 
-def parse_metrics(specs: str | Metric | Iterable[str | Metric]) -> list[Metric]:
+def parse_metrics(
+    specs: str | Metric | Iterable[str | Metric], *, family: str | None = None
+) -> list[Metric]:
     """Parse one or many metric names, keeping order and dropping repeats.
+
+    ``family`` (``"offline"``, ``"similarity"``) refuses a measure of any
+    other family, naming the function that computes it.
 
     Examples
     --------
     >>> [str(m) for m in parse_metrics(["map", "AP", "P_10"])]
     ['AP', 'P@10']
+    >>> parse_metrics(["AP", "RBO"], family="offline")
+    Traceback (most recent call last):
+    ...
+    ireval_df.errors.MetricSpecError: 'RBO' is a similarity measure, which ireval_df.evaluate does not compute: use ireval_df.similarity.
     """
     if isinstance(specs, str | Metric):
         specs = [specs]
     out: list[Metric] = []
     for spec in specs:
         metric = parse_metric(spec)
+        if family is not None and metric.info.family != family:
+            msg = (
+                f"{str(metric)!r} is a {metric.info.family} measure, which "
+                f"{REGISTRY.entry_point(family)} does not compute: use "
+                f"{REGISTRY.entry_point(metric.info.family)}."
+            )
+            raise MetricSpecError(msg)
         if metric not in out:
             out.append(metric)
     if not out:

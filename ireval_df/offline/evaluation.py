@@ -199,7 +199,7 @@ def evaluate(
     ):
         msg = f"depth must be a positive whole number, found {depth!r}."
         raise OptionError(msg)
-    specs = parse_metrics(metrics)
+    specs = parse_metrics(metrics, family="offline")
     if buckets == "auto":
         buckets = choose_buckets(_input_rows(run), memory_budget())
     elif isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:

@@ -17,7 +17,12 @@ from ireval_df.errors import OptionError
 from ireval_df.offline.conventions import TIE_RULE
 from ireval_df.offline.evaluation import deduplicate
 from ireval_df.schema.coerce import as_qrels, as_queries, as_run
-from ireval_df.similarity.rankings import KEY, pair_rankings, rank_with_ties
+from ireval_df.similarity.rankings import (
+    KEY,
+    choose_baselines,
+    pair_rankings,
+    rank_with_ties,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -137,7 +142,7 @@ def diff(
             "column holding two or more."
         )
         raise OptionError(msg)
-    baselines = _baselines(baseline, run_ids)
+    baselines = choose_baselines(baseline, run_ids)
     _refuse_repeats(run)
     pairs = pair_rankings(rank_with_ties(run), run_ids, baselines)
     x = pairs.x.select(KEY, "doc_id", pl.col("pos").alias("rank"))
@@ -198,21 +203,6 @@ def diff(
         "polars": POLARS_VERSION,
     }
     return output(result, runs, settings)
-
-
-def _baselines(baseline: str | Sequence[str] | None, run_ids: list[str]) -> list[str]:
-    if baseline is None:
-        return run_ids[:1]
-    given = [baseline] if isinstance(baseline, str) else list(baseline)
-    unknown = [b for b in given if b not in run_ids]
-    if unknown or not given:
-        msg = (
-            f"baseline {unknown or given!r} is not one of the runs {run_ids!r}.\n"
-            "  Hint: name one of the runs (a TREC run tag, else the file's name), "
-            "or none for the first run."
-        )
-        raise OptionError(msg)
-    return list(dict.fromkeys(given))
 
 
 def _refuse_repeats(run: pl.LazyFrame) -> None:

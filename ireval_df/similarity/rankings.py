@@ -35,6 +35,7 @@ __all__ = [
     "KEY",
     "RANKED",
     "Pairs",
+    "choose_baselines",
     "cut",
     "pair_rankings",
     "rank_with_ties",
@@ -142,6 +143,30 @@ class Pairs:
     x: pl.LazyFrame
     #: the baseline's rankings (:data:`RANKED` columns)
     y: pl.LazyFrame
+
+
+def choose_baselines(
+    baseline: str | Sequence[str] | None, run_ids: Sequence[str]
+) -> list[str]:
+    """Return the baselines a call names (default: the first run), checked.
+
+    Examples
+    --------
+    >>> choose_baselines(None, ["bm25", "dense"]), choose_baselines("dense", ["bm25", "dense"])
+    (['bm25'], ['dense'])
+    """
+    if baseline is None:
+        return list(run_ids[:1])
+    given = [baseline] if isinstance(baseline, str) else list(baseline)
+    unknown = [b for b in given if b not in run_ids]
+    if unknown or not given:
+        msg = (
+            f"baseline {unknown or given!r} is not one of the runs {list(run_ids)!r}.\n"
+            "  Hint: name one of the runs (a TREC run tag, else the file's name), "
+            "or none for the first run."
+        )
+        raise OptionError(msg)
+    return list(dict.fromkeys(given))
 
 
 def pair_rankings(

@@ -18,6 +18,7 @@ from ireval_df.stats.frames import (
     metric_table,
     output,
     pair_names,
+    reference_slice,
     run_order,
     run_pairs,
     slice_columns,
@@ -303,7 +304,8 @@ def compare(
     )
     slices = slice_columns(by)
     frame = to_frame(per_query, ["run_id", "query_id", "metric", "value", *slices])
-    check_unique(frame, ["run_id", "query_id", "metric"])
+    frame, slices = reference_slice(frame, slices, "reference")
+    check_unique(frame, ["run_id", "query_id", "metric", *slices])
     policy = resolve_missing(per_query, missing)
     runs = run_order(frame)
     pairs = run_pairs(runs, baseline)

@@ -20,6 +20,7 @@ __all__ = [
     "pair_names",
     "check_choice",
     "check_unique",
+    "reference_slice",
     "declared",
     "metric_table",
     "output",
@@ -68,6 +69,29 @@ def to_frame(per_query: Any, needed: Sequence[str]) -> pl.DataFrame:
         )
         raise SchemaError(msg)
     return frame
+
+
+def reference_slice(
+    frame: pl.DataFrame, slices: list[str], name: str = "baseline"
+) -> tuple[pl.DataFrame, list[str]]:
+    """Make a similarity frame's ``baseline`` column a slice, named ``name``.
+
+    A similarity result (:func:`ireval_df.similarity`) holds one value per
+    run, baseline and query; its statistics are per baseline, as a slice.
+    ``compare`` names that slice ``reference``, since its own output has a
+    ``baseline`` column (the run compared against).
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"run_id": ["b"], "baseline": ["a"], "query_id": ["1"]})
+    >>> reference_slice(frame, ["language"], "reference")[1]
+    ['reference', 'language']
+    """
+    if "baseline" not in frame.columns:
+        return frame, slices
+    if name != "baseline":
+        frame = frame.rename({"baseline": name})
+    return frame, [name, *(s for s in slices if s != name)]
 
 
 def check_unique(frame: pl.DataFrame, keys: Sequence[str]) -> None:

@@ -13,6 +13,7 @@ from ireval_df.stats.frames import (
     declared,
     metric_table,
     output,
+    reference_slice,
     slice_columns,
     to_frame,
 )
@@ -147,6 +148,7 @@ def summarize(
             raise OptionError(msg)
     slices = slice_columns(by)
     frame = to_frame(per_query, ["run_id", "query_id", "metric", "value", *slices])
+    frame, slices = reference_slice(frame, slices, "baseline")
     metrics = [str(m) for m in frame["metric"].unique(maintain_order=True).to_list()]
     table = metric_table(
         metrics, higher_is_better=higher_is_better, aggregate=aggregate

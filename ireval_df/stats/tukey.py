@@ -16,6 +16,7 @@ from ireval_df.stats.frames import (
     declared,
     metric_table,
     output,
+    reference_slice,
     run_order,
     run_pairs,
     slice_columns,
@@ -144,7 +145,8 @@ def tukey_hsd(
     stats = require_scipy("tukey_hsd()")
     slices = slice_columns(by)
     frame = to_frame(per_query, ["run_id", "query_id", "metric", "value", *slices])
-    check_unique(frame, ["run_id", "query_id", "metric"])
+    frame, slices = reference_slice(frame, slices, "reference")
+    check_unique(frame, ["run_id", "query_id", "metric", *slices])
     policy = resolve_missing(per_query, missing)
     metrics = [str(m) for m in frame["metric"].unique(maintain_order=True).to_list()]
     if metric is not None:

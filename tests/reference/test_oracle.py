@@ -94,6 +94,8 @@ def _grid() -> list[Metric]:
     """Every registered metric x cutoffs x rel x judged_only x its variants."""
     grid: list[Metric] = []
     for name, info in REGISTRY.items():
+        if info.family != "offline":
+            continue
         if info.cutoff_type is float:
             ks: tuple[Any, ...] = LEVELS
         elif info.cutoff == "required":

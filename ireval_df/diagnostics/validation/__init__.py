@@ -208,7 +208,7 @@ def validate(
     if isinstance(rel, bool) or not isinstance(rel, int):
         msg = f"rel must be a whole number (the lowest relevant grade), found {rel!r}."
         raise OptionError(msg)
-    specs = parse_metrics(metrics) if metrics is not None else []
+    specs = parse_metrics(metrics, family="offline") if metrics is not None else []
     deepest, origin = _depth(depth, specs, k)
 
     r = as_lenient(run, "run", columns=columns) if run is not None else None

@@ -1,0 +1,215 @@
+"""``similarity()``: every run against its baseline, query by query, one row per measure."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+import polars as pl
+
+from ireval_df._utils.provenance import output
+from ireval_df._utils.versions import POLARS_VERSION, version_of
+from ireval_df.errors import DataError, OptionError, warn
+from ireval_df.measures import parse_metrics
+from ireval_df.offline.conventions import TIE_RULE
+from ireval_df.offline.evaluation import deduplicate
+from ireval_df.schema.coerce import as_queries, as_run
+from ireval_df.similarity.rankings import (
+    KEY,
+    choose_baselines,
+    pair_rankings,
+    rank_with_ties,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from ireval_df.measures import Metric
+    from ireval_df.similarity.measures import Kernel
+
+__all__ = ["similarity"]
+
+Duplicates = Literal["error", "first", "max"]
+
+
+def _choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
+    if value not in allowed:
+        options = ", ".join(repr(a) for a in allowed)
+        msg = f"{name}={value!r} is not one of {options}."
+        raise OptionError(msg)
+
+
+def similarity(
+    runs: Any,
+    metrics: str | Metric | Iterable[str | Metric] = "RBO",
+    *,
+    baseline: str | Sequence[str] | None = None,
+    queries: Any = None,
+    missing: Literal["zero", "skip", "error"] = "zero",
+    rank_from: Literal["score", "column"] = "score",
+    duplicates: Duplicates = "error",
+    columns: Mapping[str, str] | None = None,
+) -> Any:
+    """Compare runs with a baseline, without judgments: one row per run, query and measure.
+
+    Parameters
+    ----------
+    runs : frame, path, dict or list of these
+        At least two runs, in any form :func:`ireval_df.evaluate` takes
+        (several stacked with ``run_id``, or a list of paths or frames).
+    metrics : str, Metric or list of them, default "RBO"
+        Similarity measures: ``RBO(p=0.9)@100``, ``RBO(ties=w,score=min)``,
+        ``Tau``, ``TauAP(ties=b)``, ``Jaccard@10``, ``Overlap@10``; see
+        :func:`ireval_df.list_metrics` (family ``similarity``).
+    baseline : str or list of str, optional
+        The run every other run is compared with (default: the first run);
+        several baselines compare each run with each (a pair once).
+    queries : frame or path, optional
+        Query attributes joined onto the result by ``query_id``, as
+        :func:`ireval_df.evaluate` does.
+    missing : {"zero", "skip", "error"}, default "zero"
+        A query one run of a pair ranks and the other does not: compared with
+        an empty ranking, left out of that pair, or an error; always counted
+        in a warning.
+    rank_from : {"score", "column"}, default "score"
+        Rank by score (ties: equal scores) or by the run's ``rank`` column
+        (ties: equal ranks); ``doc_id`` descending orders tied documents, as
+        in :func:`ireval_df.evaluate`.
+    duplicates : {"error", "first", "max"}, default "error"
+        A document twice in one ranking: an error, or keep its first row or
+        its highest score (counted in a warning).
+    columns : mapping of str to str, optional
+        Source column names to canonical ones, e.g. ``{"qid": "query_id"}``.
+
+    Returns
+    -------
+    Frame of the same kind as ``runs``
+        ``run_id, baseline, query_id, metric, value`` (and the ``queries``
+        attribute columns). ``summarize``, ``compare`` and the report
+        functions take it as they take :func:`ireval_df.evaluate`'s.
+
+    Raises
+    ------
+    MetricSpecError
+        An unknown measure, one that is not a similarity measure, or a bad
+        parameter (``p`` outside (0, 1), a cutoff below 1).
+    OptionError
+        Fewer than two runs, an unknown baseline, an unknown option value.
+    DataError
+        A document twice in one ranking (``duplicates="error"``), NaN scores.
+    AlignmentError
+        ``missing="error"`` and a query is ranked by one run of a pair only.
+
+    Notes
+    -----
+    Each measure is computed for every (run, baseline, query) at once, with
+    joins, cumulative counts and grouped aggregations; nothing loops over
+    queries or depths. ``docs/similarity.md`` says which RBO to report, how
+    ties count, and where other packages differ.
+
+    Examples
+    --------
+    >>> runs = pl.DataFrame({"run_id": ["old"] * 3 + ["new"] * 3, "query_id": "q",
+    ...                      "doc_id": ["a", "b", "c", "a", "c", "b"],
+    ...                      "score": [3.0, 2.0, 1.0] * 2})
+    >>> ie.similarity(runs, ["Jaccard", "Overlap@1"]).select("run_id", "baseline", "metric", "value").rows()
+    [('new', 'old', 'Jaccard', 1.0), ('new', 'old', 'Overlap@1', 1.0)]
+    """
+    _choice("missing", missing, ("zero", "skip", "error"))
+    _choice("rank_from", rank_from, ("score", "column"))
+    _choice("duplicates", duplicates, ("error", "first", "max"))
+    specs = parse_metrics(metrics, family="similarity")
+    run = as_run(runs, columns=columns, rank=rank_from == "column", in_memory=True)
+    run_ids = [
+        str(r)
+        for r in run.select("run_id").unique(maintain_order=True).collect()["run_id"]
+    ]
+    if len(run_ids) < 2:
+        msg = (
+            f"similarity compares runs with a baseline, but only one run was given "
+            f"({run_ids!r}).\n  Hint: pass a list of runs, or a frame with a run_id "
+            "column holding two or more."
+        )
+        raise OptionError(msg)
+    baselines = choose_baselines(baseline, run_ids)
+    run, dropped = _unique_documents(run, duplicates)
+    if rank_from == "column":
+        _check_ranks(run)
+    pairs = pair_rankings(
+        rank_with_ties(run, rank_from=rank_from), run_ids, baselines, missing=missing
+    )
+    x, y = pairs.x.collect().lazy(), pairs.y.collect().lazy()
+    parts = []
+    for metric in specs:
+        kernel: Kernel = metric.info.compute(metric)
+        values = kernel(x, y, pairs.keys.select(KEY))
+        if isinstance(values, pl.LazyFrame):
+            values = values.collect()
+        parts.append(
+            pairs.keys.join(values, on=KEY, how="left").select(
+                "run_id",
+                "baseline",
+                "query_id",
+                pl.lit(str(metric)).alias("metric"),
+                pl.col("value").cast(pl.Float64),
+            )
+        )
+    result = pl.concat(parts).sort(
+        pl.col("run_id").cast(pl.Enum(run_ids)),
+        pl.col("baseline").cast(pl.Enum(run_ids)),
+        "query_id",
+        maintain_order=True,
+    )
+    if queries is not None:
+        attributes = as_queries(queries).collect()
+        result = result.join(attributes, on="query_id", how="left")
+    settings = {
+        "family": "similarity",
+        "metrics": [str(m) for m in specs],
+        "baselines": baselines,
+        "missing": missing,
+        "rank_from": rank_from,
+        "tie_rule": TIE_RULE,
+        "duplicates": duplicates,
+        "duplicates_dropped": dropped,
+        "ireval_df": version_of("ireval-df"),
+        "polars": POLARS_VERSION,
+    }
+    return output(result, runs, settings)
+
+
+def _unique_documents(
+    run: pl.LazyFrame, policy: Duplicates
+) -> tuple[pl.LazyFrame, int]:
+    key = ["run_id", "query_id", "doc_id"]
+    counts = (
+        run.group_by(key)
+        .agg(pl.len().alias("n"))
+        .filter(pl.col("n") > 1)
+        .sort(key)
+        .collect()
+    )
+    if not counts.height:
+        return run, 0
+    kept, dropped = deduplicate(run, counts, policy)
+    warn(
+        f"{dropped} repeated rows of {counts.height} documents that appear more than "
+        f"once in one ranking were dropped (duplicates={policy!r})."
+    )
+    return kept, dropped
+
+
+def _check_ranks(run: pl.LazyFrame) -> None:
+    if "rank" not in run.collect_schema().names():
+        msg = (
+            "rank_from='column' needs a rank column, and the runs have none.\n"
+            "  Hint: rank by score with rank_from='score' (the default)."
+        )
+        raise OptionError(msg)
+    unranked = run.select(pl.col("rank").null_count()).collect().item()
+    if unranked:
+        msg = (
+            f"rank_from='column': {unranked} run rows have no usable rank, so they "
+            "could not be placed in their ranking.\n  Hint: fix the rank column, or "
+            "rank by score with rank_from='score' (the default)."
+        )
+        raise DataError(msg)
