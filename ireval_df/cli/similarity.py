@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["register", "run"]
 
 #: What ``ireval-df similarity`` computes when no ``-m`` is given
-DEFAULT = ("RBO(p=0.9)",)
+DEFAULT = ("RBO(ties=b)",)
 #: Queries listed under a failed gate, at most
 SHOWN = 20
 
@@ -41,7 +41,8 @@ def register(sub: Any) -> None:
     add_data_arguments(
         parser,
         qrels=False,
-        metric_help="similarity measure (repeatable; default RBO(p=0.9)), e.g. "
+        metric_help="similarity measure (repeatable; default RBO(ties=b): a "
+        "ranking has RBO 1 with itself, as a no-change gate needs), e.g. "
         "'RBO(p=0.9)@100', 'Tau', 'TauAP', 'Jaccard@10', 'Overlap@10'",
     )
     parser.add_argument(
