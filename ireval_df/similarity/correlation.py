@@ -14,16 +14,24 @@ Every coefficient here needs, for each document ``i`` of a key, the number of
 documents ``j`` of the same key ranked strictly above ``i`` by *both*
 orderings ``a`` and ``b`` (a two-dimensional dominance count). A self-join of
 each key's documents is ``O(n^2)`` rows (3.5e9 for 6,980 keys of 1,000
-documents). Instead the count is a merge sort done with window sums:
-give each document its rank ``r`` in ``(a, b)`` order, sort once by
-``(key, b, r descending)``, and for each bit ``L`` of ``r`` (``ceil(log2 n)``
-levels) let a cumulative count over the block ``(key, r >> (L + 1))`` add, to
-each document of the block's right half, the left-half documents that
-precede it, i.e. those with a smaller ``b``. Each pair with ``r_j < r_i`` is
-split at exactly one level, so the sum over levels counts ``r_j < r_i`` and
-``b_j < b_i``; the pairs tied in ``a`` are then taken off with a rank within
-the tie group. Cost: one sort and ``ceil(log2 n)`` grouped cumulative sums
-over the rows of the intersection, ``O(N log n)`` for ``N`` rows in all.
+documents). Instead the count is a bottom-up merge sort over all keys at
+once: the rows sorted by ``(key, a, b)``, ``r`` a row's rank within its key;
+for each bit ``L`` of ``r`` (``ceil(log2 n)`` levels) the right half of each
+block of ``2^(L+1)`` ranks counts the documents of the left half with a
+smaller ``b``, by a binary search in the left halves sorted by
+``(block, b)``. Each pair with ``r_j < r_i`` is split at exactly one level,
+so the levels sum to the documents with ``r_j < r_i`` and ``b_j < b_i``;
+those tied with ``i`` in ``a`` are then taken off. Cost: ``O(N log n)`` for
+``N`` rows in all: per level one numpy sort and two binary searches of
+``N/2`` rows, vectorised over every key (the Python loop is over the ~10
+levels, never over keys). On 6,980 keys of 1,000 common documents with ties
+(7e6 rows, this 2-core machine, busy) the count took 6.6 s, the join and
+positions within the intersection 4.7 s, the tau_AP sums 1.2 s. The same
+merge written as grouped polars window sums (``cum_sum().over``) gave the
+same counts 3 times slower, and polars' ``arg_sort_by`` of several columns
+10 times slower than numpy's argsort of one combined key (``_order``).
+So ``tau`` and ``tau_ap`` collect the intersection when called; the
+LazyFrame they return holds the per-key sums.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
+import numpy as np
 import polars as pl
 
 from ireval_df.errors import OptionError
@@ -104,12 +113,12 @@ def tau(
     >>> round(tau(x, y, pl.DataFrame({"key": [0]})).collect()["value"].item(), 4)
     0.3333
     """
-    common, levels = _common(x, y)
-    counted = _with_dominated(common, _X_GROUP, _Y_GROUP, levels, "__ireval_cc")
-    # pairs above i in x and tied with i in y
-    counted = counted.with_columns(
-        (pl.col(_X_GROUP).rank("min").over(KEY, _Y_GROUP) - 1).alias("__ireval_ty")
-    )
+    common = _common(x, y)
+    counted = common.with_columns(
+        pl.Series("__ireval_cc", _strictly_above(common, _X_GROUP, _Y_GROUP)),
+        # documents above i in x and tied with i in y
+        pl.Series("__ireval_ty", _ahead_in_tie(common, _Y_GROUP, _X_GROUP)),
+    ).lazy()
     per_key = counted.group_by(KEY).agg(
         pl.len().cast(pl.Int64).alias("__ireval_n"),
         pl.col("__ireval_cc").sum().alias("__ireval_nc"),
@@ -222,23 +231,26 @@ def tau_ap(
     if ties not in TIES:
         msg = f"ties={ties!r} is not one of {', '.join(map(repr, TIES))}."
         raise OptionError(msg)
-    common, levels = _common(x, y)
+    common = _common(x, y)
     if ties == "a":
         # each direction breaks the reference's ties in position order
-        frame = _with_dominated(common, _X_GROUP, _Y_POS, levels, "__ireval_above_x")
-        terms = [_ap_a_term("__ireval_above_x", _X_POS, _X_START)]
+        above = [_strictly_above(common, _X_GROUP, _Y_POS)]
+        terms = [_ap_a_term("__ireval_above0", _X_POS, _X_START)]
         if sym:
-            frame = _with_dominated(frame, _Y_GROUP, _X_POS, levels, "__ireval_above_y")
-            terms.append(_ap_a_term("__ireval_above_y", _Y_POS, _Y_START))
+            above.append(_strictly_above(common, _Y_GROUP, _X_POS))
+            terms.append(_ap_a_term("__ireval_above1", _Y_POS, _Y_START))
         one_way = _ap_a_value
     else:
         # strictly above in both orders: the same count for both directions
-        frame = _with_dominated(common, _X_GROUP, _Y_GROUP, levels, "__ireval_above")
+        above = [_strictly_above(common, _X_GROUP, _Y_GROUP)]
         terms = [
-            _ap_b_term("__ireval_above", _X_START),
-            _ap_b_term("__ireval_above", _Y_START),
+            _ap_b_term("__ireval_above0", _X_START),
+            _ap_b_term("__ireval_above0", _Y_START),
         ]
         one_way = _ap_b_value
+    frame = common.with_columns(
+        pl.Series(f"__ireval_above{k}", counts) for k, counts in enumerate(above)
+    ).lazy()
     names = [f"__ireval_way{k}" for k in range(len(terms))]
     per_key = (
         frame.with_columns(t.alias(w) for t, w in zip(terms, names, strict=True))
@@ -297,13 +309,12 @@ def _ap_b_value(name: str) -> pl.Expr:
     )
 
 
-def _common(x: pl.LazyFrame, y: pl.LazyFrame) -> tuple[pl.LazyFrame, int]:
+def _common(x: pl.LazyFrame, y: pl.LazyFrame) -> pl.DataFrame:
     """Keep the documents of both rankings, each side's positions within them.
 
     Per side: ``pos`` (1-based, within the intersection), ``group`` (the
     original ``tie_start``: equal within a tie group, ordered as the
     groups), ``start`` and ``size`` of the group within the intersection.
-    Also the number of merge levels that the largest key needs.
     """
     both = (
         x.select(
@@ -322,46 +333,105 @@ def _common(x: pl.LazyFrame, y: pl.LazyFrame) -> tuple[pl.LazyFrame, int]:
             on=[KEY, "doc_id"],
         )
         .drop("doc_id")
+        .collect()
     )
-    both = both.with_columns(
-        pl.col(pos).rank("ordinal").over(KEY).cast(pl.Int64) for pos in (_X_POS, _Y_POS)
-    )
-    done = both.with_columns(
-        pl.col(_X_POS).min().over(KEY, _X_GROUP).alias(_X_START),
-        pl.len().over(KEY, _X_GROUP).cast(pl.Int64).alias(_X_SIZE),
-        pl.col(_Y_POS).min().over(KEY, _Y_GROUP).alias(_Y_START),
-        pl.len().over(KEY, _Y_GROUP).cast(pl.Int64).alias(_Y_SIZE),
-    ).collect()
-    largest = done.group_by(KEY).len()["len"].max() if done.height else 0
-    assert isinstance(largest, int)
-    levels = max(1, math.ceil(math.log2(largest))) if largest > 1 else 1
-    return done.lazy(), levels
+    columns = {}
+    for pos, group, start, size in (
+        (_X_POS, _X_GROUP, _X_START, _X_SIZE),
+        (_Y_POS, _Y_GROUP, _Y_START, _Y_SIZE),
+    ):
+        # sorted by position: the rank within the key is the position within
+        # the intersection, the runs of equal groups are the tie groups
+        order = _order(both, KEY, pos)
+        key, tied = (both[c].to_numpy()[order] for c in (KEY, group))
+        first = _run_starts(key)
+        runs = _run_starts(key, tied)
+        run_id = np.cumsum(runs == np.arange(len(runs))) - 1
+        for name, value in (
+            (pos, np.arange(1, len(order) + 1) - first),
+            (start, runs - first + 1),
+            (size, np.bincount(run_id)[run_id] if len(order) else run_id),
+        ):
+            aligned = np.empty(len(order), dtype=np.int64)
+            aligned[order] = value
+            columns[name] = aligned
+    return both.with_columns(pl.Series(k, v) for k, v in columns.items())
 
 
-def _with_dominated(
-    frame: pl.LazyFrame, a: str, b: str, levels: int, out: str
-) -> pl.LazyFrame:
-    """Add ``out``: the documents of the key strictly above each one in ``a`` and ``b``.
+def _strictly_above(frame: pl.DataFrame, a: str, b: str) -> np.ndarray:
+    """Count, for each row, the rows of its key strictly before it in ``a`` and ``b``.
 
-    A merge sort in window sums (module notes): ``r`` is the rank in
-    ``(a, b)`` order; for each bit ``L`` of ``r``, the right half of each
-    block ``r >> (L + 1)`` counts the left half's documents with a smaller
-    ``b``, those that precede it in ``(b, r descending)`` order. The sum
-    over the levels counts ``r_j < r_i, b_j < b_i``; the pairs tied in
-    ``a``, where ``r_j < r_i`` means ``b_j <= b_i``, are then taken off.
-    Leaves the rows sorted by ``key, b``.
+    The merge sort of the module notes; aligned with ``frame``'s rows.
     """
-    r = "__ireval_r"
-    ranked = frame.with_columns(
-        pl.int_range(pl.len(), dtype=pl.Int64).over(KEY, order_by=[a, b]).alias(r)
-    ).sort(KEY, b, r, descending=[False, False, True])
-    count = pl.lit(0, pl.Int64)
-    for level in range(levels):
-        left = (pl.col(r) // (1 << level)) % 2 == 0
-        before = left.cast(pl.Int64).cum_sum().over(KEY, pl.col(r) // (2 << level))
-        count = count + pl.when(left).then(0).otherwise(before)
-    tied_in_a = pl.col(b).rank("min").over(KEY, a) - 1
-    return ranked.with_columns((count - tied_in_a).alias(out)).drop(r)
+    order = _order(frame, KEY, a, b)
+    key = frame[KEY].to_numpy()[order]
+    a_sorted = frame[a].to_numpy()[order]
+    b_sorted = frame[b].to_numpy()[order].astype(np.int64)
+    first = _run_starts(key)
+    r = np.arange(len(order), dtype=np.int64) - first
+    # (first row of the block) * width + b orders the rows by block, then b
+    width = int(b_sorted.max()) + 1 if len(order) else 1
+    count = np.zeros(len(order), dtype=np.int64)
+    largest = int(r.max()) + 1 if len(order) else 0
+    level = 0
+    while (1 << level) < largest:
+        right = ((r >> level) & 1) == 1
+        block = (first + ((r >> (level + 1)) << (level + 1))) * width
+        lefts = np.sort((block + b_sorted)[~right])
+        count[right] += np.searchsorted(lefts, (block + b_sorted)[right]) - (
+            np.searchsorted(lefts, block[right])
+        )
+        level += 1
+    # tied in a, r_j < r_i means b_j <= b_i: take off those with b_j < b_i
+    count -= _run_starts(key, a_sorted, b_sorted) - _run_starts(key, a_sorted)
+    counts: np.ndarray = np.empty_like(count)
+    counts[order] = count
+    return counts
+
+
+def _ahead_in_tie(frame: pl.DataFrame, tie: str, a: str) -> np.ndarray:
+    """Count, for each row, the rows of its key and ``tie`` value with a smaller ``a``."""
+    order = _order(frame, KEY, tie, a)
+    key, tied, a_sorted = (frame[c].to_numpy()[order] for c in (KEY, tie, a))
+    count = _run_starts(key, tied, a_sorted) - _run_starts(key, tied)
+    counts: np.ndarray = np.empty_like(count)
+    counts[order] = count
+    return counts
+
+
+def _order(frame: pl.DataFrame, *columns: str) -> np.ndarray:
+    """Sort the rows by integer ``columns``: the row indices in that order.
+
+    One 64-bit key (mixed radix over the columns' ranges) when it fits: an
+    argsort of it is ~10 times faster than a lexsort or polars'
+    ``arg_sort_by`` of several columns.
+    """
+    values = [frame[c].to_numpy().astype(np.int64) for c in columns]
+    if not frame.height:
+        return np.zeros(0, dtype=np.int64)
+    lows = [int(v.min()) for v in values]
+    spans = [int(v.max()) - low + 1 for v, low in zip(values, lows, strict=True)]
+    if math.prod(spans) >= 1 << 62:
+        lex: np.ndarray = np.lexsort(values[::-1])
+        return lex
+    combined = np.zeros(frame.height, dtype=np.int64)
+    for v, low, span in zip(values, lows, spans, strict=True):
+        combined = combined * span + (v - low)
+    order: np.ndarray = np.argsort(combined, kind="stable")
+    return order
+
+
+def _run_starts(*columns: np.ndarray) -> np.ndarray:
+    """Give each row of sorted ``columns`` the index of its run's first row."""
+    rows = len(columns[0])
+    change = np.zeros(rows, dtype=bool)
+    change[:1] = True
+    for column in columns:
+        change[1:] |= column[1:] != column[:-1]
+    starts: np.ndarray = np.maximum.accumulate(
+        np.where(change, np.arange(rows, dtype=np.int64), 0)
+    )
+    return starts
 
 
 def _per_key(keys: pl.DataFrame | pl.LazyFrame, values: pl.LazyFrame) -> pl.LazyFrame:
