@@ -46,7 +46,9 @@ def test_no_machine_paths_in_tracked_text():
             assert machine_path not in text, path
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/statistics.md", "docs/similarity.md"])
+@pytest.mark.parametrize(
+    "page", ["README.md", "docs/statistics.md", "docs/similarity.md"]
+)
 def test_python_examples_run(page, tmp_path, monkeypatch):
     """Every python block of the page, in order, in one namespace."""
     import warnings
