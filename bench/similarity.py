@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
+import json
 import statistics
+import subprocess
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -40,13 +42,16 @@ def runs_of(data: Path, seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
     old = ie.read_run(data / "run.parquet").with_columns(run_id=pl.lit("old"))
     noise = pl.Series(
         "noise",
-        pl.select(pl.int_range(0, old.height).shuffle(seed=seed)).to_series() / old.height,
+        pl.select(pl.int_range(0, old.height).shuffle(seed=seed)).to_series()
+        / old.height,
     )
     new = old.with_columns(
         run_id=pl.lit("new"),
         score=((pl.col("score") + (noise - 0.5) * 0.1) * 100).round() / 100,
     )
-    return pl.concat([old.select(new.columns), new]), ie.read_qrels(data / "qrels.parquet")
+    return pl.concat([old.select(new.columns), new]), ie.read_qrels(
+        data / "qrels.parquet"
+    )
 
 
 def timed(call) -> float:  # type: ignore[no-untyped-def]
@@ -56,13 +61,27 @@ def timed(call) -> float:  # type: ignore[no-untyped-def]
     return time.perf_counter() - start
 
 
-def pypi_rbo(both: pl.DataFrame, sample: int) -> tuple[float, int, int] | None:
-    """Seconds per query of PyPI rbo's rbo_ext over ``sample`` queries."""
-    if importlib.util.find_spec("rbo") is None:
-        return None
-    from rbo import RankingSimilarity  # type: ignore[import-not-found]
+#: Run by --peer-python: PyPI rbo's rbo_ext over the sampled rankings
+PEER = """
+import json, sys, time
+from rbo import RankingSimilarity
+pairs = json.load(open(sys.argv[1]))
+start = time.perf_counter()
+for new, old in pairs:
+    RankingSimilarity(new, old).rbo_ext(p=0.9)
+print(json.dumps((time.perf_counter() - start) / len(pairs)))
+"""
 
-    ranked = both.sort(["run_id", "query_id", "score", "doc_id"], descending=[False, False, True, True])
+
+def pypi_rbo(both: pl.DataFrame, sample: int, python: str) -> tuple[float, int, int]:
+    """Seconds per query of PyPI rbo's rbo_ext over ``sample`` queries.
+
+    PyPI rbo pins an old numpy, so it runs in its own interpreter
+    (``--peer-python``), on the same rankings written to a JSON file.
+    """
+    ranked = both.sort(
+        ["run_id", "query_id", "score", "doc_id"], descending=[False, False, True, True]
+    )
     queries = ranked["query_id"].unique(maintain_order=True).head(sample).to_list()
     lists = (
         ranked.filter(pl.col("query_id").is_in(queries))
@@ -70,27 +89,41 @@ def pypi_rbo(both: pl.DataFrame, sample: int) -> tuple[float, int, int] | None:
         .agg("doc_id")
     )
     by = {(r, q): docs for r, q, docs in lists.iter_rows()}
-    start = time.perf_counter()
-    for q in queries:
-        RankingSimilarity(by[("new", q)], by[("old", q)]).rbo_ext(p=0.9)
-    elapsed = time.perf_counter() - start
-    return elapsed / len(queries), len(queries), both["query_id"].n_unique()
+    pairs = [[by[("new", q)], by[("old", q)]] for q in queries]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "pairs.json"
+        path.write_text(json.dumps(pairs))
+        done = subprocess.run(
+            [python, "-c", PEER, str(path)], capture_output=True, text=True, check=True
+        )
+    per_query = float(json.loads(done.stdout.strip().splitlines()[-1]))
+    return per_query, len(queries), both["query_id"].n_unique()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, required=True, help="a bench/generate.py shape folder")
+    parser.add_argument(
+        "--data", type=Path, required=True, help="a bench/generate.py shape folder"
+    )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sample", type=int, default=200, help="queries for PyPI rbo")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--peer-python",
+        help="an interpreter with PyPI rbo installed (it pins numpy < 2)",
+    )
     args = parser.parse_args()
     both, qrels = runs_of(args.data, args.seed)
     n_queries = both["query_id"].n_unique()
-    tied = both.filter(pl.col("run_id") == "new").select(
-        (pl.col("score").is_duplicated().over("query_id")).mean()
-    ).item()
-    print(f"{args.data.name}: 2 runs x {n_queries:,} queries, {both.height:,} rows; "
-          f"{tied:.0%} of the new run's rows tie with another\n")
+    tied = (
+        both.filter(pl.col("run_id") == "new")
+        .select((pl.col("score").is_duplicated().over("query_id")).mean())
+        .item()
+    )
+    print(
+        f"{args.data.name}: 2 runs x {n_queries:,} queries, {both.height:,} rows; "
+        f"{tied:.0%} of the new run's rows tie with another\n"
+    )
     calls = {
         "similarity RBO@1000": lambda: ie.similarity(both, ["RBO@1000"]),
         "evaluate, 5 metrics": lambda: ie.evaluate(both, qrels, FIVE),
@@ -98,7 +131,7 @@ def main() -> None:
     times: dict[str, list[float]] = {name: [] for name in calls}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name, call in calls.items():  # warm-up, untimed
+        for call in calls.values():  # warm-up, untimed
             call()
         for i in range(args.rounds):
             order = list(calls) if i % 2 == 0 else list(reversed(calls))
@@ -109,13 +142,16 @@ def main() -> None:
     print("| call | median (s) | rounds (s) |")
     print("|---|---:|---|")
     for name, values in times.items():
-        print(f"| {name} | {statistics.median(values):.2f} | {', '.join(f'{v:.2f}' for v in values)} |")
-    print(f"\nRBO@1000 / evaluate(5 metrics): **{rbo_s / eval_s:.2f}x** (medians of {args.rounds} interleaved rounds)")
-    peer = pypi_rbo(both, args.sample)
-    if peer is None:
-        print("\nPyPI rbo is not installed (pip install rbo): no peer timing.")
+        print(
+            f"| {name} | {statistics.median(values):.2f} | {', '.join(f'{v:.2f}' for v in values)} |"
+        )
+    print(
+        f"\nRBO@1000 / evaluate(5 metrics): **{rbo_s / eval_s:.2f}x** (medians of {args.rounds} interleaved rounds)"
+    )
+    if args.peer_python is None:
+        print("\nNo --peer-python (an interpreter with PyPI rbo): no peer timing.")
         return
-    per_query, sampled, total = peer
+    per_query, sampled, total = pypi_rbo(both, args.sample, args.peer_python)
     print(
         f"\nPyPI rbo (rbo_ext, p = 0.9, no tie support), looped over {sampled} queries: "
         f"{per_query * 1000:.1f} ms a query, so {per_query * total:.1f} s for all {total:,} "
