@@ -37,10 +37,12 @@ LazyFrame they return holds the per-key sums.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
 import polars as pl
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from ireval_df.errors import OptionError
 from ireval_df.similarity.rankings import KEY
@@ -316,6 +318,8 @@ def _common(x: pl.LazyFrame, y: pl.LazyFrame) -> pl.DataFrame:
     original ``tie_start``: equal within a tie group, ordered as the
     groups), ``start`` and ``size`` of the group within the intersection.
     """
+    import numpy as np
+
     both = (
         x.select(
             KEY,
@@ -363,6 +367,8 @@ def _strictly_above(frame: pl.DataFrame, a: str, b: str) -> np.ndarray:
 
     The merge sort of the module notes; aligned with ``frame``'s rows.
     """
+    import numpy as np
+
     order = _order(frame, KEY, a, b)
     key = frame[KEY].to_numpy()[order]
     a_sorted = frame[a].to_numpy()[order]
@@ -391,6 +397,8 @@ def _strictly_above(frame: pl.DataFrame, a: str, b: str) -> np.ndarray:
 
 def _ahead_in_tie(frame: pl.DataFrame, tie: str, a: str) -> np.ndarray:
     """Count, for each row, the rows of its key and ``tie`` value with a smaller ``a``."""
+    import numpy as np
+
     order = _order(frame, KEY, tie, a)
     key, tied, a_sorted = (frame[c].to_numpy()[order] for c in (KEY, tie, a))
     count = _run_starts(key, tied, a_sorted) - _run_starts(key, tied)
@@ -406,6 +414,8 @@ def _order(frame: pl.DataFrame, *columns: str) -> np.ndarray:
     argsort of it is ~10 times faster than a lexsort or polars'
     ``arg_sort_by`` of several columns.
     """
+    import numpy as np
+
     values = [frame[c].to_numpy().astype(np.int64) for c in columns]
     if not frame.height:
         return np.zeros(0, dtype=np.int64)
@@ -423,6 +433,8 @@ def _order(frame: pl.DataFrame, *columns: str) -> np.ndarray:
 
 def _run_starts(*columns: np.ndarray) -> np.ndarray:
     """Give each row of sorted ``columns`` the index of its run's first row."""
+    import numpy as np
+
     rows = len(columns[0])
     change = np.zeros(rows, dtype=bool)
     change[:1] = True
