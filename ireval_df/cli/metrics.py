@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         out.write(metrics_markdown())
         return 0
     table = ie.list_metrics().select(
-        "metric", "aliases", "trec_eval", "cutoff", "aggregate", "description"
+        "metric", "family", "aliases", "trec_eval", "cutoff", "aggregate", "description"
     )
     if args.verbose:
         out.write(render_table(ie.list_metrics()) + "\n")
