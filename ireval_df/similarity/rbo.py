@@ -42,12 +42,13 @@ ranking's row at position ``d`` lands there without a sort (positions run
 ``np.cumsum``; the scores are elementwise, and their per-key sums are
 ``np.bincount`` with weights, a batch of keys (about 2**18 depths) at a
 time so that their temporaries stay small. On 6,980 keys of 1,000
-documents a side, half of them tied (``bench/similarity.py``, this 2-core
-machine, shared), this takes 6.6 to 9 s: the join 1.3 to 2.4 s, the
-depths and events 2 to 3.8 s, the scores 1.8 s; the polars version of the
-same formulas (group_by of the events, joins onto a per-depth frame,
-windowed running sums) took 7.5 to 11.6 s under the same load, and the
-whole ``similarity()`` call's peak memory went from 5.1 to 3.8 GB.
+documents a side, half of them tied (``bench/similarity.py``'s runs, this
+2-core machine, shared with other jobs), this took 8.5 s against 18.0 s
+for the polars version of the same formulas (group_by of the events,
+joins onto a per-depth frame, windowed running sums), interleaved, medians
+of 3; its parts: the join 1.3 to 2.4 s, the depths and events 2 to 3.8 s,
+the scores 1.8 s. The whole ``similarity()`` call's peak memory went from
+5.1 to 3.8 GB.
 """
 
 from __future__ import annotations
