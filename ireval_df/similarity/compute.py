@@ -137,7 +137,8 @@ def similarity(
     pairs = pair_rankings(
         rank_with_ties(run, rank_from=rank_from), run_ids, baselines, missing=missing
     )
-    x, y = pairs.x.collect().lazy(), pairs.y.collect().lazy()
+    # together: the ranking of every run, which both sides read, runs once
+    x, y = (side.lazy() for side in pl.collect_all([pairs.x, pairs.y]))
     parts = []
     for metric in specs:
         kernel: Kernel = metric.info.compute(metric)
