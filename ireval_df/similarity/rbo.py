@@ -55,10 +55,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
-import numpy as np
 import polars as pl
+
+if TYPE_CHECKING:
+    import numpy as np
 
 from ireval_df.errors import OptionError
 from ireval_df.similarity.rankings import KEY, RANKED, without_ties
@@ -240,6 +242,8 @@ class _Depths:
 
 def _per_key(x: pl.LazyFrame, y: pl.LazyFrame, p: float, ties: str) -> pl.LazyFrame:
     """``key, s, ext, min, max`` for every key with a document on either side."""
+    import numpy as np
+
     x_frame, y_frame = pl.collect_all([x, y])
     keys_x, keys_y = x_frame[KEY].to_numpy(), y_frame[KEY].to_numpy()
     everything = np.concatenate([keys_x, keys_y])
@@ -292,6 +296,8 @@ def _common(x: pl.DataFrame, y: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     Only the row numbers leave the join (at msmarco-dev shape it took 1.0 s,
     a join on 64-bit hashes of the documents 1.3 to 2.6 s).
     """
+    import numpy as np
+
     pairs = (
         x.lazy()
         .select(KEY, "doc_id")
@@ -318,6 +324,8 @@ def _depths(
     ties: str,
 ) -> _Depths:
     """Lay out every key's depths, the covering groups and the events' running sums."""
+    import numpy as np
+
     nx = np.bincount(x.key, minlength=n_keys)
     ny = np.bincount(y.key, minlength=n_keys)
     # the longer ranking is L; equal lengths: x (the reference's flatten)
@@ -383,6 +391,8 @@ def _events(
     ``offset[key] + depth - 1`` (an event past ``l`` is dropped) and summed
     up within each key.
     """
+    import numpy as np
+
     size = int(offset[-1])
     base = offset[key] - 1
     last = n_long[key]
@@ -420,6 +430,8 @@ def _events(
 
 def _scores(depths: _Depths, p: float, ties: str) -> dict[str, np.ndarray]:
     """``ext, min, max`` per key code, the depths scored a batch of keys at a time."""
+    import numpy as np
+
     n_keys = len(depths.len_l)
     longest = int(depths.len_l.max()) if n_keys else 0
     # p ** d for every depth of the sums and of max's tail (up to l + s)
@@ -467,6 +479,8 @@ def _score_batch(
     totals: dict[str, np.ndarray],
 ) -> None:
     """Add the per-key sums of keys ``first..stop - 1`` to ``totals``."""
+    import numpy as np
+
     rows = slice(int(depths.offset[first]), int(depths.offset[stop]))
     lengths = depths.len_l[first:stop]
     key = np.repeat(np.arange(stop - first), lengths)
