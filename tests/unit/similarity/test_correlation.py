@@ -10,6 +10,7 @@ import math
 
 import polars as pl
 import pytest
+from reference.test_tau_reference import parse as groups
 
 from ireval_df.errors import OptionError
 from ireval_df.similarity.correlation import tau, tau_ap
@@ -34,24 +35,6 @@ def side(*orderings: str) -> pl.LazyFrame:
                 pos += 1
                 rows.append((key, doc, pos, start, len(group)))
     return pl.LazyFrame(rows, schema=SCHEMA, orient="row")
-
-
-def groups(ordering: str) -> list[list[str]]:
-    """``"a (b c) d"`` -> ``[["a"], ["b", "c"], ["d"]]``."""
-    out: list[list[str]] = []
-    tied: list[str] | None = None
-    for token in ordering.replace("(", " ( ").replace(")", " ) ").split():
-        if token == "(":
-            tied = []
-        elif token == ")":
-            assert tied is not None
-            out.append(tied)
-            tied = None
-        elif tied is not None:
-            tied.append(token)
-        else:
-            out.append([token])
-    return out
 
 
 def keys(n: int) -> pl.DataFrame:
