@@ -19,6 +19,7 @@ from ireval_df.similarity.rankings import (
     pair_rankings,
     rank_with_ties,
 )
+from ireval_df.stats.frames import check_choice
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -29,13 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["similarity"]
 
 Duplicates = Literal["error", "first", "max"]
-
-
-def _choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
-    if value not in allowed:
-        options = ", ".join(repr(a) for a in allowed)
-        msg = f"{name}={value!r} is not one of {options}."
-        raise OptionError(msg)
 
 
 def similarity(
@@ -114,9 +108,9 @@ def similarity(
     >>> ie.similarity(runs, ["Jaccard", "Overlap@1"]).select("run_id", "baseline", "metric", "value").rows()
     [('new', 'old', 'Jaccard', 1.0), ('new', 'old', 'Overlap@1', 1.0)]
     """
-    _choice("missing", missing, ("zero", "skip", "error"))
-    _choice("rank_from", rank_from, ("score", "column"))
-    _choice("duplicates", duplicates, ("error", "first", "max"))
+    check_choice("missing", missing, ("zero", "skip", "error"))
+    check_choice("rank_from", rank_from, ("score", "column"))
+    check_choice("duplicates", duplicates, ("error", "first", "max"))
     specs = parse_metrics(metrics, family="similarity")
     run = as_run(runs, columns=columns, rank=rank_from == "column", in_memory=True)
     run_ids = [

@@ -12,7 +12,12 @@ list of doc ids; within a group, position order) and ``<ties>_<score>``, the
 reference's value, null where it raises (both rankings empty; ``ext`` with
 one empty).
 
-    python tests/reference/data/make_rbo_cases.py /work/oracles/rbo_cases.parquet
+    python tests/reference/data/make_rbo_cases.py ORACLE_CASES.parquet
+
+``ORACLE_CASES.parquet`` is the long table written by running the reference
+on the generated pairs, one row per pair, ``score`` and ``ties``: ``case_id,
+source, kind, x, y, p, score, ties, value``; only ``source == "random"`` rows
+are kept.
 """
 
 import sys
