@@ -308,19 +308,8 @@ def _evaluate_buckets(
     if compat == "9":  # trec_eval 9.x stored scores as float32
         run_lf = run_lf.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
         computed = [_as_trec_eval_9(m) for m in specs]
-    if rank_from == "column" and "rank" not in run_lf.collect_schema().names():
-        msg = "rank_from='column' needs a 'rank' column in the run; none was found."
-        raise SchemaError(msg)
     if rank_from == "column":
-        unranked = run_lf.select(pl.col("rank").null_count()).collect().item()
-        if unranked:
-            msg = (
-                f"rank_from='column': {unranked} run rows have no usable rank (a rank "
-                "that is not a whole number >= 0 reads as null), so they could not be "
-                "placed in their ranking.\n  Hint: fix the rank column, or rank by "
-                "score with rank_from='score' (the default)."
-            )
-            raise DataError(msg)
+        check_ranks(run_lf)
     options = EngineOptions(
         depth=depth,
         missing="skip" if missing == "skip" else "zero",
@@ -454,6 +443,22 @@ def _repeats(run: pl.LazyFrame, rankings: Rankings) -> pl.DataFrame | None:
         .collect()
     )
     return counts if counts.height else None
+
+
+def check_ranks(run: pl.LazyFrame) -> None:
+    """Raise unless every row of ``run`` has a rank (for ``rank_from="column"``)."""
+    if "rank" not in run.collect_schema().names():
+        msg = "rank_from='column' needs a 'rank' column in the run; none was found."
+        raise SchemaError(msg)
+    unranked = run.select(pl.col("rank").null_count()).collect().item()
+    if unranked:
+        msg = (
+            f"rank_from='column': {unranked} run rows have no usable rank (a rank "
+            "that is not a whole number >= 0 reads as null), so they could not be "
+            "placed in their ranking.\n  Hint: fix the rank column, or rank by "
+            "score with rank_from='score' (the default)."
+        )
+        raise DataError(msg)
 
 
 def deduplicate(

@@ -8,10 +8,10 @@ import polars as pl
 
 from ireval_df._utils.provenance import output
 from ireval_df._utils.versions import POLARS_VERSION, version_of
-from ireval_df.errors import DataError, OptionError, warn
+from ireval_df.errors import OptionError, warn
 from ireval_df.measures import parse_metrics
 from ireval_df.offline.conventions import TIE_RULE
-from ireval_df.offline.evaluation import deduplicate
+from ireval_df.offline.evaluation import check_ranks, deduplicate
 from ireval_df.schema.coerce import as_queries, as_run
 from ireval_df.similarity.rankings import (
     KEY,
@@ -127,7 +127,7 @@ def similarity(
     baselines = choose_baselines(baseline, run_ids)
     run, dropped = _unique_documents(run, duplicates)
     if rank_from == "column":
-        _check_ranks(run)
+        check_ranks(run)
     pairs = pair_rankings(
         rank_with_ties(run, rank_from=rank_from), run_ids, baselines, missing=missing
     )
@@ -191,20 +191,3 @@ def _unique_documents(
         f"once in one ranking were dropped (duplicates={policy!r})."
     )
     return kept, dropped
-
-
-def _check_ranks(run: pl.LazyFrame) -> None:
-    if "rank" not in run.collect_schema().names():
-        msg = (
-            "rank_from='column' needs a rank column, and the runs have none.\n"
-            "  Hint: rank by score with rank_from='score' (the default)."
-        )
-        raise OptionError(msg)
-    unranked = run.select(pl.col("rank").null_count()).collect().item()
-    if unranked:
-        msg = (
-            f"rank_from='column': {unranked} run rows have no usable rank, so they "
-            "could not be placed in their ranking.\n  Hint: fix the rank column, or "
-            "rank by score with rank_from='score' (the default)."
-        )
-        raise DataError(msg)
