@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
+from ireval_df._utils.options import check_choice
 from ireval_df._utils.provenance import output
 from ireval_df._utils.versions import POLARS_VERSION, version_of
 from ireval_df.errors import OptionError, warn
@@ -19,7 +20,6 @@ from ireval_df.similarity.rankings import (
     pair_rankings,
     rank_with_ties,
 )
-from ireval_df.stats.frames import check_choice
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence

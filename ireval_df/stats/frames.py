@@ -8,6 +8,7 @@ import polars as pl
 
 from ireval_df._utils import provenance as _provenance
 from ireval_df._utils.frames import is_pandas, is_pyarrow
+from ireval_df._utils.options import check_choice
 from ireval_df.errors import DataError, OptionError, SchemaError
 from ireval_df.measures import properties
 
@@ -29,14 +30,6 @@ __all__ = [
     "slice_columns",
     "to_frame",
 ]
-
-
-def check_choice(name: str, value: Any, allowed: Sequence[Any]) -> None:
-    """Raise unless ``value`` is one of ``allowed``."""
-    if value not in allowed:
-        options = ", ".join(repr(a) for a in allowed)
-        msg = f"{name}={value!r} is not one of {options}."
-        raise OptionError(msg)
 
 
 def slice_columns(by: str | Sequence[str] | None) -> list[str]:
