@@ -160,6 +160,12 @@ class Rankings:
     #: some block of adjacent rows holds a ``doc_id`` hash twice (a repeat,
     #: or a collision); None when not counted
     doubled: bool | None = None
+    #: when each ranking's rows are adjacent (and their ids were found
+    #: without a collision), the rankings in row order: ``run_id, query_id,
+    #: __ireval_nret`` (not cut at ``depth``), ``__ireval_start`` (the first
+    #: row), ``__ireval_unordered`` (some row is not best first) and
+    #: ``__ireval_ranking``; else None
+    layout: pl.DataFrame | None = None
 
     @property
     def in_order(self) -> bool:
@@ -213,11 +219,15 @@ def find_rankings(
     # the in-memory engine gathers from the chunks; the streaming one would
     # first copy both id columns whole
     ids = run.select(pl.col(*KEYS).gather(blocks[_START])).collect(engine="in-memory")
-    blocks = pl.concat([ids, blocks.select(N_RET, _START)], how="horizontal")
+    blocks = pl.concat(
+        [ids, blocks.select(N_RET, _START, _UNORDERED)], how="horizontal"
+    )
     ranking = _ranking_hash(0)
     adjacent = blocks.select(ranking.n_unique()).item() == blocks.height
+    layout = None
     if adjacent:
-        sizes = blocks.with_columns(ranking.alias(RANKING))
+        layout = blocks.with_columns(ranking.alias(RANKING))
+        sizes = layout.drop(_UNORDERED)
     else:
         grouped = blocks.group_by(list(KEYS)).agg(
             pl.col(N_RET).sum(), pl.col(_START).first()
@@ -230,7 +240,7 @@ def find_rankings(
         sizes = sizes.with_columns(
             pl.min_horizontal(N_RET, pl.lit(options.depth, pl.Int64)).alias(N_RET)
         )
-    return Rankings(sizes, ranking, starts, adjacent, doubled)
+    return Rankings(sizes, ranking, starts, adjacent, doubled, layout)
 
 
 def may_repeat(run: pl.LazyFrame, rankings: Rankings) -> bool:

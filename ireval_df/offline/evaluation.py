@@ -412,18 +412,31 @@ def _evaluate_part(
     empty: then this part's rankings give them, and the alignment problems
     are reported before the metrics are computed.
     """
-    rankings = find_rankings(run, options, repeats=True)
-    counts = _repeats(run, rankings)
-    dropped = 0
-    if counts is not None:
-        run, dropped = deduplicate(run, counts, duplicates)
-        rankings = find_rankings(run, options)
+    run, rankings, dropped = unique_rankings(run, options, duplicates)
     if not stats:
         stats = _alignment(rankings.sizes, qrels, missing)
     wide_lf = per_query_wide(
         metrics, run, qrels, options, rankings=rankings, run_ids=run_ids
     )
     return wide_lf.collect(), stats, dropped
+
+
+def unique_rankings(
+    run: pl.LazyFrame, options: EngineOptions, duplicates: Duplicates
+) -> tuple[pl.LazyFrame, Rankings, int]:
+    """Find every ranking of a run, a document twice in one refused or dropped.
+
+    Returns the run (without the dropped rows), its rankings
+    (:func:`~ireval_df.offline.engine.find_rankings`) and the number of rows
+    dropped. ``duplicates="error"`` raises :class:`~ireval_df.errors.DataError`
+    on a repeat; ``"first"`` and ``"max"`` keep one row of each.
+    """
+    rankings = find_rankings(run, options, repeats=True)
+    counts = _repeats(run, rankings)
+    if counts is None:
+        return run, rankings, 0
+    run, dropped = deduplicate(run, counts, duplicates)
+    return run, find_rankings(run, options), dropped
 
 
 def _repeats(run: pl.LazyFrame, rankings: Rankings) -> pl.DataFrame | None:

@@ -12,7 +12,8 @@ from ireval_df._utils.versions import POLARS_VERSION, version_of
 from ireval_df.errors import OptionError, warn
 from ireval_df.measures import parse_metrics
 from ireval_df.offline.conventions import TIE_RULE
-from ireval_df.offline.evaluation import check_ranks, deduplicate
+from ireval_df.offline.engine import EngineOptions
+from ireval_df.offline.evaluation import check_ranks, unique_rankings
 from ireval_df.schema.coerce import as_queries, as_run
 from ireval_df.similarity.rankings import (
     KEY,
@@ -125,14 +126,24 @@ def similarity(
         )
         raise OptionError(msg)
     baselines = choose_baselines(baseline, run_ids)
-    run, dropped = _unique_documents(run, duplicates)
+    run, found, dropped = unique_rankings(
+        run, EngineOptions(rank_from=rank_from), duplicates
+    )
+    if dropped:
+        warn(
+            f"{dropped} repeated rows of documents that appear more than once in one "
+            f"ranking were dropped (duplicates={duplicates!r})."
+        )
     if rank_from == "column":
         check_ranks(run)
-    pairs = pair_rankings(
-        rank_with_ties(run, rank_from=rank_from), run_ids, baselines, missing=missing
-    )
-    # together: the ranking of every run, which both sides read, runs once
-    x, y = (side.lazy() for side in pl.collect_all([pairs.x, pairs.y]))
+    # every similarity measure reads the tie groups, not the order within them
+    # (cut and without_ties order the groups they need)
+    ranked = rank_with_ties(run, rank_from=rank_from, found=found, tie_order=False)
+    pairs = pair_rankings(ranked, run_ids, baselines, missing=missing)
+    # the sides stay lazy over the ranked rows (in memory): a kernel that reads
+    # only the top of each ranking (RBO past its horizon, a cutoff) filters
+    # the rows before the join that pairs them
+    x, y = pairs.x, pairs.y
     parts = []
     for metric in specs:
         kernel: Kernel = metric.info.compute(metric)
@@ -170,24 +181,3 @@ def similarity(
         "polars": POLARS_VERSION,
     }
     return output(result, runs, settings)
-
-
-def _unique_documents(
-    run: pl.LazyFrame, policy: Duplicates
-) -> tuple[pl.LazyFrame, int]:
-    key = ["run_id", "query_id", "doc_id"]
-    counts = (
-        run.group_by(key)
-        .agg(pl.len().alias("n"))
-        .filter(pl.col("n") > 1)
-        .sort(key)
-        .collect()
-    )
-    if not counts.height:
-        return run, 0
-    kept, dropped = deduplicate(run, counts, policy)
-    warn(
-        f"{dropped} repeated rows of {counts.height} documents that appear more than "
-        f"once in one ranking were dropped (duplicates={policy!r})."
-    )
-    return kept, dropped

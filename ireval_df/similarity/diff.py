@@ -15,7 +15,8 @@ from ireval_df._utils.provenance import output
 from ireval_df._utils.versions import POLARS_VERSION, version_of
 from ireval_df.errors import OptionError
 from ireval_df.offline.conventions import TIE_RULE
-from ireval_df.offline.evaluation import deduplicate
+from ireval_df.offline.engine import EngineOptions
+from ireval_df.offline.evaluation import unique_rankings
 from ireval_df.schema.coerce import as_qrels, as_queries, as_run
 from ireval_df.similarity.rankings import (
     KEY,
@@ -143,8 +144,8 @@ def diff(
         )
         raise OptionError(msg)
     baselines = choose_baselines(baseline, run_ids)
-    _refuse_repeats(run)
-    pairs = pair_rankings(rank_with_ties(run), run_ids, baselines)
+    _, found, _ = unique_rankings(run, EngineOptions(), "error")
+    pairs = pair_rankings(rank_with_ties(run, found=found), run_ids, baselines)
     x = pairs.x.select(KEY, "doc_id", pl.col("pos").alias("rank"))
     y = pairs.y.select(KEY, "doc_id", pl.col("pos").alias("baseline_rank"))
     shown = (
@@ -203,20 +204,6 @@ def diff(
         "polars": POLARS_VERSION,
     }
     return output(result, runs, settings)
-
-
-def _refuse_repeats(run: pl.LazyFrame) -> None:
-    """Raise evaluate()'s DataError when a document is twice in one ranking."""
-    key = ["run_id", "query_id", "doc_id"]
-    counts = (
-        run.group_by(key)
-        .agg(pl.len().alias("n"))
-        .filter(pl.col("n") > 1)
-        .sort(key)
-        .collect()
-    )
-    if counts.height:
-        deduplicate(run, counts, "error")  # raises evaluate()'s DataError
 
 
 def _change(k: int) -> pl.Expr:

@@ -17,7 +17,7 @@ import polars as pl
 from ireval_df.errors import MetricSpecError
 from ireval_df.measures import Param, family_registrar
 from ireval_df.similarity import correlation, overlap, rbo
-from ireval_df.similarity.rankings import cut, without_ties
+from ireval_df.similarity.rankings import cut, order_ties, without_ties
 
 if TYPE_CHECKING:
     from ireval_df.measures import Metric
@@ -38,14 +38,23 @@ PARAMETERS = {
 register = family_registrar("similarity", PARAMETERS)
 
 
-def _at(metric: Metric, kernel: Kernel, *, untie: bool = False) -> Kernel:
-    """Cut both sides at the metric's cutoff (and break ties) before ``kernel``."""
+def _at(
+    metric: Metric, kernel: Kernel, *, ordered: bool = False, untie: bool = False
+) -> Kernel:
+    """Cut both sides at the metric's cutoff before ``kernel``.
+
+    similarity() ranks the documents of a tie group in any order;
+    ``ordered`` puts them in ``evaluate()``'s (``doc_id`` descending) for a
+    kernel that reads it, and ``untie`` then breaks every group in it.
+    """
     k = None if metric.k is None else int(metric.k)
 
     def run(
         x: pl.LazyFrame, y: pl.LazyFrame, keys: pl.DataFrame
     ) -> pl.DataFrame | pl.LazyFrame:
         x, y = cut(x, k), cut(y, k)
+        if ordered or untie:
+            x, y = order_ties(x), order_ties(y)
         if untie:
             x, y = without_ties(x), without_ties(y)
         return kernel(x, y, keys)
@@ -185,7 +194,8 @@ def tau_ap(m: Metric) -> Kernel:
     ) -> pl.DataFrame | pl.LazyFrame:
         return correlation.tau_ap(x, y, keys, ties=ties, sym=sym)  # type: ignore[arg-type]
 
-    return _at(m, kernel)
+    # ties="a" breaks the reference's tie groups in evaluate()'s order
+    return _at(m, kernel, ordered=ties == "a")
 
 
 @register("Jaccard", aliases=("jaccard",), cutoff="optional", empty=None)

@@ -10,7 +10,11 @@ ranked document:
 ``doc_id`` (String)
 ``pos`` (Int64)
     1-based position in the ranking, in :func:`ireval_df.evaluate`'s order
-    (score descending, then ``doc_id`` descending, byte order);
+    (score descending, then ``doc_id`` descending, byte order) up to the
+    order within a tie group, which is any unless the rankings were made
+    with ``tie_order`` (:func:`rank_with_ties`); :func:`cut` puts a group
+    it cuts through in order, and a measure that reads the order within a
+    group (ties broken) puts the groups in order first (:func:`order_ties`);
 ``tie_start`` (Int64), ``tie_size`` (Int64)
     the first position and the size of the document's tie group: the
     documents of one ranking with equal scores (with ``rank_from="column"``,
@@ -27,14 +31,20 @@ from typing import TYPE_CHECKING, Literal
 import polars as pl
 
 from ireval_df.errors import AlignmentError, DataError, OptionError, warn
+from ireval_df.offline.engine import EngineOptions, Rankings, find_rankings
+from ireval_df.offline.plan import KEYS, N_RET, RANKING
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    import numpy as np
 
 __all__ = [
     "KEY",
     "RANKED",
     "Pairs",
+    "Ranked",
+    "order_ties",
     "choose_baselines",
     "cut",
     "pair_rankings",
@@ -45,13 +55,31 @@ __all__ = [
 KEY = "key"
 #: The columns of one side of a pair (see the module doc)
 RANKED = (KEY, "doc_id", "pos", "tie_start", "tie_size")
+_VALUE, _TIED = "__ireval_tie_value", "__ireval_tied"
+#: find_rankings' flag of a ranking whose rows are not best first
+_UNORDERED = "__ireval_unordered"
 
 Missing = Literal["zero", "skip", "error"]
 
 
+@dataclass(frozen=True)
+class Ranked:
+    """Every ranking of a run, its documents positioned (:func:`rank_with_ties`)."""
+
+    #: ``__ireval_ranking, doc_id, pos, tie_start, tie_size``: one row per
+    #: row of the run, in its order; ``__ireval_ranking`` names the ranking
+    rows: pl.DataFrame
+    #: ``run_id, query_id, __ireval_ranking``: one row per ranking
+    rankings: pl.DataFrame
+
+
 def rank_with_ties(
-    run: pl.LazyFrame, *, rank_from: Literal["score", "column"] = "score"
-) -> pl.LazyFrame:
+    run: pl.LazyFrame,
+    *,
+    rank_from: Literal["score", "column"] = "score",
+    found: Rankings | None = None,
+    tie_order: bool = True,
+) -> Ranked:
     """Give each ranking's documents a position and find their tie groups.
 
     Parameters
@@ -61,41 +89,191 @@ def rank_with_ties(
         ``rank_from="column"``, ``rank``), one row per document and ranking.
     rank_from : {"score", "column"}, default "score"
         Order by score descending (ties: equal scores), or by the ``rank``
-        column ascending (ties: equal ranks); either way ``doc_id``
-        descending orders the documents within a tie group.
+        column ascending (ties: equal ranks).
+    found : Rankings, optional
+        :func:`~ireval_df.offline.engine.find_rankings` of ``run`` with the
+        same ``rank_from``, when already known.
+    tie_order : bool, default True
+        Order the documents of a tie group as :func:`ireval_df.evaluate`
+        does (``doc_id`` descending). Without it their order within the
+        group is any; :func:`cut` and :func:`order_ties` give it where it
+        is needed. A measure that reads only the groups (RBO with ties
+        ``a``, ``b`` or ``w``, tau, tau_AP, the overlaps) does not need it,
+        and sorting the documents' ids is most of the cost of ranking.
 
     Returns
     -------
-    polars.LazyFrame
-        ``run_id, query_id, doc_id, pos, tie_start, tie_size``.
+    Ranked
+
+    Notes
+    -----
+    Positions are found without sorting the rows (which hold the ids):
+    when each ranking's rows are adjacent and best first (a TREC file, or a
+    frame sorted by query and score), they are read off the row order;
+    otherwise a window ranks each ranking's scores. Tie groups are then
+    the runs of equal scores, in numpy over the rankings laid end to end.
 
     Examples
     --------
     >>> run = pl.LazyFrame({"run_id": "r", "query_id": "q", "doc_id": ["a", "b", "c"],
     ...                     "score": [1.0, 2.0, 1.0]})
-    >>> rank_with_ties(run).sort("pos").collect().rows()
-    [('r', 'q', 'b', 1, 1, 1), ('r', 'q', 'c', 2, 2, 2), ('r', 'q', 'a', 3, 2, 2)]
+    >>> rank_with_ties(run).rows.sort("pos").drop(RANKING).rows()
+    [('b', 1, 1, 1), ('c', 2, 2, 2), ('a', 3, 2, 2)]
     """
-    keys = ["run_id", "query_id"]
+    import numpy as np
+
+    options = EngineOptions(rank_from=rank_from)
+    if found is None:
+        found = find_rankings(run, options)
     # both keys descending: a rank orders ascending, so it is negated
     value = pl.col("score") if rank_from == "score" else -pl.col("rank").cast(pl.Int64)
-    pos = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(
-        keys, order_by=[pl.col("__ireval_tie_value"), pl.col("doc_id")], descending=True
-    )
-    group = [*keys, "__ireval_tie_value"]
-    return (
-        run.select(*keys, "doc_id", value.alias("__ireval_tie_value"))
-        .with_columns(pos.alias("pos"))
-        .with_columns(
-            pl.col("pos").min().over(group).alias("tie_start"),
-            pl.len().over(group).cast(pl.Int64).alias("tie_size"),
+    if found.layout is not None:
+        # each ranking's rows are adjacent: numbered in row order, no id to hash
+        frame = run.select("doc_id", value.alias(_VALUE)).collect()
+        sizes = found.layout[N_RET].to_numpy()
+        ids = np.repeat(np.arange(len(sizes), dtype=np.uint32), sizes)
+        rankings = found.layout.select(
+            *KEYS, pl.int_range(pl.len(), dtype=pl.UInt32).alias(RANKING)
         )
-        .drop("__ireval_tie_value")
+        unordered = np.repeat(found.layout[_UNORDERED].to_numpy(), sizes)
+        moves = _order_adjacent(ids, frame[_VALUE].to_numpy(), sizes, unordered)
+    else:
+        frame = run.select(
+            found.ranking.alias(RANKING), "doc_id", value.alias(_VALUE)
+        ).collect()
+        ids = frame[RANKING].to_numpy()
+        rankings = found.sizes.select(*KEYS, RANKING)
+        by = pl.arg_sort_by([RANKING, _VALUE], descending=[False, True])
+        order = frame.select(by).to_series().to_numpy()
+        moves = (np.arange(frame.height, dtype=np.int64), order)
+        sizes = np.diff(np.flatnonzero(_starts(ids[order])), append=frame.height)
+    laid = _tie_groups(frame[_VALUE].to_numpy(), moves, sizes)
+    rows = pl.DataFrame(
+        [
+            pl.Series(RANKING, ids),
+            frame["doc_id"],
+            *(pl.Series(name, column, dtype=pl.Int64) for name, column in laid.items()),
+        ]
     )
+    if tie_order:
+        rows = order_ties(rows.lazy(), by=RANKING).collect()
+    return Ranked(rows, rankings)
+
+
+def _order_adjacent(
+    ids: np.ndarray, values: np.ndarray, sizes: np.ndarray, unordered: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Say which rows move to put each ranking best first (None: none do).
+
+    Each ranking's rows are adjacent; those already best first stay where
+    they are, and the ``unordered`` rows are ranked by a window over their
+    values, whose positions say where each row goes (cheaper than a sort of
+    the rows). Tied rows keep any order. Returns ``(to, rows)``: row
+    ``rows[i]`` goes to place ``to[i]``.
+    """
+    import numpy as np
+
+    if not unordered.any():
+        return None
+    rows = np.flatnonzero(unordered)
+    first = np.repeat(np.cumsum(sizes) - sizes, sizes)[rows]
+    pos = (
+        pl.DataFrame({RANKING: ids[rows], _VALUE: values[rows]})
+        .select(
+            pl.int_range(pl.len(), dtype=pl.Int64).over(
+                RANKING, order_by=_VALUE, descending=True
+            )
+        )
+        .to_series()
+        .to_numpy()
+    )
+    return first + pos, rows
+
+
+def _tie_groups(
+    values: np.ndarray,
+    moves: tuple[np.ndarray, np.ndarray] | None,
+    sizes: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """Return ``pos, tie_start, tie_size`` of every row, in row order.
+
+    ``moves`` (:func:`_order_adjacent`) sorts the rows by ranking, then
+    value descending (None: they are); ``sizes`` are the rankings' sizes in
+    that order. In sorted order each ranking and each tie group is a
+    stretch of rows.
+    """
+    import numpy as np
+
+    n = len(values)
+    if moves is not None:
+        to, rows = moves
+        values = values.copy()
+        values[to] = values[rows]
+    starts = np.cumsum(sizes) - sizes
+    new_group = np.zeros(n, dtype=bool)
+    new_group[starts] = True
+    new_group[1:] |= values[1:] != values[:-1]
+    group_starts = np.flatnonzero(new_group)
+    group_sizes = np.diff(group_starts, append=n)
+    first = np.repeat(starts, sizes)
+    laid = {
+        "pos": np.arange(1, n + 1, dtype=np.int64) - first,
+        "tie_start": np.repeat(group_starts, group_sizes) - first + 1,
+        "tie_size": np.repeat(group_sizes, group_sizes),
+    }
+    if moves is not None:  # back to the run's row order
+        to, rows = moves
+        for column in laid.values():
+            column[rows] = column[to]
+    return laid
+
+
+def _starts(ranking: np.ndarray) -> np.ndarray:
+    """Flag the first row of each stretch of rows of one ranking."""
+    import numpy as np
+
+    starts = np.ones(len(ranking), dtype=bool)
+    starts[1:] = ranking[1:] != ranking[:-1]
+    return starts
+
+
+def order_ties(
+    side: pl.LazyFrame, *, by: str = KEY, which: pl.Expr | None = None
+) -> pl.LazyFrame:
+    """Order the documents of tie groups as :func:`ireval_df.evaluate` does: ``doc_id`` descending.
+
+    Only the tied rows (``which`` of them, default all) are sorted; their
+    ``pos`` becomes ``tie_start`` plus the number of the group's documents
+    that sort before them. ``by`` names each ranking.
+
+    Examples
+    --------
+    >>> side = pl.LazyFrame({"key": 0, "doc_id": ["a", "b", "c"], "pos": [1, 2, 3],
+    ...                      "tie_start": [1, 1, 3], "tie_size": [2, 2, 1]})
+    >>> order_ties(side).sort("pos").collect()["doc_id"].to_list()
+    ['b', 'a', 'c']
+    """
+    tied = pl.col("tie_size") > 1
+    if which is not None:
+        tied = tied & which
+    flagged = side.with_columns(tied.alias(_TIED))
+    ordered = (
+        flagged.filter(_TIED)
+        .sort([by, "tie_start", "doc_id"], descending=[False, False, True])
+        .with_columns(
+            (
+                pl.col("tie_start")
+                + pl.int_range(pl.len(), dtype=pl.Int64).over(by, "tie_start")
+            ).alias("pos")
+        )
+    )
+    return pl.concat([flagged.filter(~pl.col(_TIED)), ordered]).drop(_TIED)
 
 
 def without_ties(ranked: pl.LazyFrame) -> pl.LazyFrame:
     """Break every tie group in position order: each document its own group.
+
+    For ``evaluate``'s order, :func:`order_ties` first.
 
     Examples
     --------
@@ -103,6 +281,8 @@ def without_ties(ranked: pl.LazyFrame) -> pl.LazyFrame:
     ...                      "tie_start": [1, 1], "tie_size": [2, 2]})
     >>> without_ties(side).collect()["tie_start"].to_list()
     [1, 2]
+    >>> without_ties(order_ties(side)).sort("pos").collect()["doc_id"].to_list()
+    ['b', 'a']
     """
     return ranked.with_columns(
         pl.col("pos").alias("tie_start"), pl.lit(1, pl.Int64).alias("tie_size")
@@ -112,20 +292,24 @@ def without_ties(ranked: pl.LazyFrame) -> pl.LazyFrame:
 def cut(ranked: pl.LazyFrame, k: int | None) -> pl.LazyFrame:
     """Keep the top ``k`` positions of each ranking; a tie group cut by ``k`` shrinks.
 
-    The documents kept are those at positions 1..k of the tie-broken order
-    (as ``evaluate``'s cutoffs); a tie group that straddles ``k`` keeps its
-    first members only, and its size is what is left of it.
+    The documents kept are those at positions 1..k of ``evaluate``'s order
+    (as its cutoffs): a tie group that straddles ``k`` is first put in that
+    order (:func:`order_ties`), keeps its first members only, and its size
+    is what is left of it.
 
     Examples
     --------
     >>> side = pl.LazyFrame({"key": 0, "doc_id": ["a", "b", "c"], "pos": [1, 2, 3],
     ...                      "tie_start": [1, 2, 2], "tie_size": [1, 2, 2]})
     >>> cut(side, 2).collect().select("doc_id", "tie_size").rows()
-    [('a', 1), ('b', 1)]
+    [('a', 1), ('c', 1)]
     """
     if k is None:
         return ranked
-    kept = ranked.filter(pl.col("pos") <= k)
+    straddles = (pl.col("tie_start") <= k) & (
+        pl.col("tie_start") + pl.col("tie_size") - 1 > k
+    )
+    kept = order_ties(ranked, which=straddles).filter(pl.col("pos") <= k)
     return kept.with_columns(
         pl.min_horizontal(pl.col("tie_size"), k - pl.col("tie_start") + 1).alias(
             "tie_size"
@@ -170,7 +354,7 @@ def choose_baselines(
 
 
 def pair_rankings(
-    ranked: pl.LazyFrame,
+    ranked: Ranked,
     runs: Sequence[str],
     baselines: Sequence[str],
     *,
@@ -180,7 +364,7 @@ def pair_rankings(
 
     Parameters
     ----------
-    ranked : polars.LazyFrame
+    ranked : Ranked
         :func:`rank_with_ties` of every run.
     runs : sequence of str
         Every run id, in order.
@@ -218,7 +402,7 @@ def pair_rankings(
             f"{list(baselines)!r}.\n  Hint: pass at least two runs."
         )
         raise DataError(msg)
-    queries = ranked.select("run_id", "query_id").unique().collect()
+    queries = ranked.rankings.select(KEYS)
     pair_frame = pl.DataFrame(
         {"run_id": [r for r, _ in pairs], "baseline": [b for _, b in pairs]},
         schema={"run_id": pl.String, "baseline": pl.String},
@@ -261,13 +445,19 @@ def pair_rankings(
         .with_row_index(KEY)
         .with_columns(pl.col(KEY).cast(pl.Int64))
     )
-    lazy_keys = keys.lazy()
-    x = ranked.join(lazy_keys, on=["run_id", "query_id"]).select(RANKED)
-    y = ranked.join(
-        lazy_keys.drop("run_id").rename({"baseline": "run_id"}),
-        on=["run_id", "query_id"],
-    ).select(RANKED)
-    return Pairs(keys, x, y)
+    rows = ranked.rows.lazy()
+    sides = []
+    for run_column in ("run_id", "baseline"):
+        ids = keys.join(
+            ranked.rankings.rename({"run_id": run_column}),
+            on=[run_column, "query_id"],
+        ).select(KEY, RANKING)
+        # in the rows' order: a ranking's rows stay together, which keeps the
+        # kernels' scattered writes close to each other
+        sides.append(
+            rows.join(ids.lazy(), on=RANKING, maintain_order="left").select(RANKED)
+        )
+    return Pairs(keys, *sides)
 
 
 def _report_one_sided(one_sided: pl.DataFrame, missing: Missing) -> None:

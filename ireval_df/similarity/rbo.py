@@ -169,7 +169,13 @@ def rbo(
     if ties == "none":
         x, y = without_ties(x), without_ties(y)
         ties = "w"
-    values = _per_key(x.select(RANKED), y.select(RANKED), p, ties)
+    # past the horizon the remaining weight is below 2**-64: cut each ranking
+    # after the tie group that covers that depth (module notes)
+    horizon = _horizon(p)
+    x, y = (
+        side.select(RANKED).filter(pl.col("tie_start") <= horizon) for side in (x, y)
+    )
+    values = _per_key(x, y, p, ties, ("min", "max") if score == "res" else (score,))
     out = (
         keys.lazy().select(KEY).join(values, on=KEY, how="left", maintain_order="left")
     )
@@ -206,6 +212,23 @@ def _check(p: float, score: str, ties: str) -> None:
 
 #: Depths scored at once: the score stage's arrays stay a few MB each
 _BATCH = 1 << 18
+#: RBO's weight past the horizon is below 2 ** -_HORIZON_BITS
+_HORIZON_BITS = 64
+
+
+def _horizon(p: float) -> int:
+    """Return the depth ``D`` past which RBO's remaining weight is below ``2**-64``.
+
+    The weight of the depths past ``D`` is ``(1 - p) / p * sum_{d > D} p**d
+    = p**D``; every agreement is at most 1, so leaving them out changes a
+    value by at most a few ``p**D`` (the extrapolated terms past a ranking's
+    end are of the same order): ``D = ceil(64 ln 2 / ln(1 / p))``, 422 for
+    ``p = 0.9``, 61 for ``p = 0.5``.
+
+    >>> _horizon(0.9), _horizon(0.5), _horizon(0.99)
+    (422, 64, 4414)
+    """
+    return math.ceil(_HORIZON_BITS * math.log(2) / -math.log(p))
 
 
 @dataclass(frozen=True)
@@ -240,8 +263,10 @@ class _Depths:
     n: dict[str, np.ndarray]
 
 
-def _per_key(x: pl.LazyFrame, y: pl.LazyFrame, p: float, ties: str) -> pl.LazyFrame:
-    """``key, s, ext, min, max`` for every key with a document on either side."""
+def _per_key(
+    x: pl.LazyFrame, y: pl.LazyFrame, p: float, ties: str, wanted: tuple[str, ...]
+) -> pl.LazyFrame:
+    """``key, s`` and the ``wanted`` scores (of ext, min, max) for every key with a document on either side."""
     import numpy as np
 
     x_frame, y_frame = pl.collect_all([x, y])
@@ -250,13 +275,7 @@ def _per_key(x: pl.LazyFrame, y: pl.LazyFrame, p: float, ties: str) -> pl.LazyFr
     key_type = x_frame.schema[KEY]
     if not len(everything):
         return pl.LazyFrame(
-            schema={
-                KEY: key_type,
-                "s": pl.Int64,
-                "ext": pl.Float64,
-                "min": pl.Float64,
-                "max": pl.Float64,
-            }
+            schema={KEY: key_type, "s": pl.Int64} | dict.fromkeys(wanted, pl.Float64)
         )
     low, high = int(everything.min()), int(everything.max())
     if low >= 0 and high <= 2 * len(everything) + 1024:
@@ -278,7 +297,7 @@ def _per_key(x: pl.LazyFrame, y: pl.LazyFrame, p: float, ties: str) -> pl.LazyFr
     ]
     rows_x, rows_y = _common(x_frame, y_frame)
     depths = _depths(sides[0], sides[1], rows_x, rows_y, len(names), ties)
-    values = _scores(depths, p, ties)
+    values = _scores(depths, p, ties, wanted)
     present = depths.len_l > 0
     return pl.LazyFrame(
         {
@@ -307,6 +326,10 @@ def _common(x: pl.DataFrame, y: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
             on=[KEY, "doc_id"],
         )
         .select("row_x", "row_y")
+        # x's order: a key's documents together, so the events' writes
+        # (np.bincount) stay close together, 5x faster than in any order
+        # (and sorting after the join is faster than a join that keeps it)
+        .sort("row_x")
         .collect()
     )
     return (
@@ -428,18 +451,17 @@ def _events(
     return events
 
 
-def _scores(depths: _Depths, p: float, ties: str) -> dict[str, np.ndarray]:
-    """``ext, min, max`` per key code, the depths scored a batch of keys at a time."""
+def _scores(
+    depths: _Depths, p: float, ties: str, wanted: tuple[str, ...]
+) -> dict[str, np.ndarray]:
+    """Compute the ``wanted`` scores per key code, the depths a batch of keys at a time."""
     import numpy as np
 
     n_keys = len(depths.len_l)
     longest = int(depths.len_l.max()) if n_keys else 0
     # p ** d for every depth of the sums and of max's tail (up to l + s)
     power = p ** np.arange(2 * longest + 2, dtype=np.float64)
-    totals = {
-        name: np.zeros(n_keys)
-        for name in ("sum_min", "sum_max", "sum_ext", "tail_max", "a_s")
-    }
+    totals = {name: np.zeros(n_keys) for name in _sums(wanted)}
     first = 0
     while first < n_keys:
         stop = int(np.searchsorted(depths.offset, depths.offset[first] + _BATCH))
@@ -450,23 +472,40 @@ def _scores(depths: _Depths, p: float, ties: str) -> dict[str, np.ndarray]:
     s = depths.len_s.astype(np.float64)
     n_long = depths.len_l.astype(np.float64)
     xl = depths.xl.astype(np.float64)
-    weight = power[1 : longest + 1] / np.arange(1, longest + 1, dtype=np.float64)
-    harmonic = np.concatenate([[0.0], np.cumsum(weight)])[depths.len_l]
-    f = n_long + s - xl
+    scores = {}
     with np.errstate(divide="ignore", invalid="ignore"):
-        return {
-            "ext": k
-            * (
+        if "ext" in wanted:
+            scores["ext"] = k * (
                 totals["sum_ext"]
                 + (xl + (n_long - s) * totals["a_s"])
                 / n_long
                 * p ** (n_long + 1)
                 / (1 - p)
-            ),
-            "min": k * (totals["sum_min"] + xl * (math.log(1 / (1 - p)) - harmonic)),
-            "max": k
-            * (totals["sum_max"] + (totals["tail_max"] + p ** (f + 1) / (1 - p))),
-        }
+            )
+        if "min" in wanted:
+            weight = power[1 : longest + 1] / np.arange(
+                1, longest + 1, dtype=np.float64
+            )
+            harmonic = np.concatenate([[0.0], np.cumsum(weight)])[depths.len_l]
+            scores["min"] = k * (
+                totals["sum_min"] + xl * (math.log(1 / (1 - p)) - harmonic)
+            )
+        if "max" in wanted:
+            f = n_long + s - xl
+            scores["max"] = k * (
+                totals["sum_max"] + (totals["tail_max"] + p ** (f + 1) / (1 - p))
+            )
+    return scores
+
+
+def _sums(wanted: tuple[str, ...]) -> list[str]:
+    """Name the per-key sums that the ``wanted`` scores read."""
+    needs = {
+        "ext": ["sum_ext", "a_s"],
+        "min": ["sum_min"],
+        "max": ["sum_max", "tail_max"],
+    }
+    return [name for score in wanted for name in needs[score]]
 
 
 def _score_batch(
@@ -478,7 +517,7 @@ def _score_batch(
     power: np.ndarray,
     totals: dict[str, np.ndarray],
 ) -> None:
-    """Add the per-key sums of keys ``first..stop - 1`` to ``totals``."""
+    """Add the per-key sums of keys ``first..stop - 1`` to ``totals`` (those it holds)."""
     import numpy as np
 
     rows = slice(int(depths.offset[first]), int(depths.offset[stop]))
@@ -490,8 +529,8 @@ def _score_batch(
         + 1
     )
     d = level.astype(np.float64)
-    s = depths.len_s[first:stop][key].astype(np.float64)
-    beyond = level > depths.len_s[first:stop][key]  # S has run out
+    len_s = depths.len_s[first:stop][key]
+    beyond = level > len_s  # S has run out
     tied = depths.tied[first:stop][key]
     t_l = depths.t_l[rows].astype(np.float64)
     g_l = depths.g_l[rows].astype(np.float64)
@@ -528,44 +567,49 @@ def _score_batch(
         tie: np.ndarray = num / d if ties == "a" else num / norm_s / norm_l
         return np.where(tied, tie, w)
 
-    past = np.maximum(d - s, 0.0)
-    if ties == "w":
-        unseen_max = past
-        mean_unseen: np.ndarray | float = 1.0
-    else:
-        # max: S's positions s+1..d hold u_1..u_{d-s}, the L-only documents
-        # in L's order: first the `ended` ones of the groups before d's
-        # (share 1), then members of d's covering group (share c_L)
-        ended = t_l - 1 - n["ended_l"]
-        unseen_max = np.minimum(past, ended) + c_l * np.maximum(past - ended, 0.0)
-        # ext: mean c_L(d) of the L-only documents already started (used past s)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mean_unseen = (d - overlap) / (b_l - n["started"])
-    a_min = agreement(overlap)
-    weight = power[level]
-    # A at depth s, each key's; none when S is empty (0)
-    at_s = level == depths.len_s[first:stop][key]
-    a_s = np.zeros(stop - first)
-    a_s[key[at_s]] = a_min[at_s]
-    totals["a_s"][first:stop] = a_s
-    with np.errstate(invalid="ignore"):
-        unseen_ext = np.where(beyond, past * a_s[key] * mean_unseen, 0.0)
-    # max's tail l+1..f, f = l + s - X_l: depths l + d for d = 1..s - X_l
-    xl = depths.xl[first:stop][key]
-    n_long = depths.len_l[first:stop][key]
-    in_tail = level <= depths.len_s[first:stop][key] - xl
-    tail_d = (n_long + level)[in_tail]
-    tail = (
-        (2 * tail_d - n_long[in_tail] - s[in_tail] + xl[in_tail])
-        / tail_d
-        * power[tail_d]
-    )
-
     def per_key(values: np.ndarray, which: np.ndarray = key) -> np.ndarray:
         summed: np.ndarray = np.bincount(which, weights=values, minlength=stop - first)
         return summed
 
-    totals["sum_min"][first:stop] = per_key(a_min * weight)
-    totals["sum_max"][first:stop] = per_key(agreement(overlap + unseen_max) * weight)
-    totals["sum_ext"][first:stop] = per_key(agreement(overlap + unseen_ext) * weight)
-    totals["tail_max"][first:stop] = per_key(tail, key[in_tail])
+    weight = power[level]
+    past = np.maximum(d - len_s, 0.0)
+    a_min = agreement(overlap)
+    if "sum_min" in totals:
+        totals["sum_min"][first:stop] = per_key(a_min * weight)
+    if "sum_ext" in totals:
+        # A at depth s, each key's; none when S is empty (0)
+        at_s = level == len_s
+        a_s = np.zeros(stop - first)
+        a_s[key[at_s]] = a_min[at_s]
+        totals["a_s"][first:stop] = a_s
+        if ties == "w":
+            mean_unseen: np.ndarray | float = 1.0
+        else:
+            # the mean c_L(d) of the L-only documents already started (past s)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                mean_unseen = (d - overlap) / (b_l - n["started"])
+        with np.errstate(invalid="ignore"):
+            unseen_ext = np.where(beyond, past * a_s[key] * mean_unseen, 0.0)
+        totals["sum_ext"][first:stop] = per_key(
+            agreement(overlap + unseen_ext) * weight
+        )
+    if "sum_max" in totals:
+        if ties == "w":
+            unseen_max = past
+        else:
+            # S's positions s+1..d hold u_1..u_{d-s}, the L-only documents in
+            # L's order: first the `ended` ones of the groups before d's
+            # (share 1), then members of d's covering group (share c_L)
+            ended = t_l - 1 - n["ended_l"]
+            unseen_max = np.minimum(past, ended) + c_l * np.maximum(past - ended, 0.0)
+        totals["sum_max"][first:stop] = per_key(
+            agreement(overlap + unseen_max) * weight
+        )
+        # max's tail l+1..f, f = l + s - X_l: depths l + d for d = 1..s - X_l
+        xl = depths.xl[first:stop][key]
+        n_long = lengths[key]
+        in_tail = level <= len_s - xl
+        tail_d = (n_long + level)[in_tail]
+        s = len_s[in_tail].astype(np.float64)
+        tail = (2 * tail_d - n_long[in_tail] - s + xl[in_tail]) / tail_d * power[tail_d]
+        totals["tail_max"][first:stop] = per_key(tail, key[in_tail])

@@ -63,3 +63,67 @@ def test_rbo_is_symmetric_and_bounded(
     assert (ext <= high + TOLERANCE).all(), pairs
     assert (high <= 1 + TOLERANCE).all(), pairs
     assert ((values["res"] - (high - low)).abs() <= TOLERANCE).all(), pairs
+
+
+# similarity() ranks without ordering the documents within a tie group (most
+# of the cost of ranking): every measure must read the groups only, or order
+# them itself (a cutoff through a group, ties broken). The rows of a run in
+# another order rank tied documents in another order.
+EVERY_MEASURE = [
+    "RBO",
+    "RBO(ties=b,score=min)",
+    "RBO(ties=w,score=max)",
+    "RBO(ties=none)",
+    "RBO(p=0.5)@3",
+    "RBO(ties=none)@3",
+    "Tau",
+    "Tau@4",
+    "TauAP",
+    "TauAP(ties=b,sym=true)@4",
+    "Jaccard@3",
+    "Overlap@3",
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    scores=st.lists(
+        st.tuples(
+            st.sampled_from(["x", "y"]),
+            st.sampled_from(["q1", "q2"]),
+            st.sampled_from(DOCS),
+            st.sampled_from([0.0, 1.0, 2.0]),
+        ),
+        min_size=1,
+        max_size=40,
+        unique_by=lambda row: row[:3],
+    ),
+    seed=st.integers(0, 2**16),
+)
+def test_measures_do_not_depend_on_the_row_order_within_ties(
+    scores: list[tuple[str, str, str, float]], seed: int
+) -> None:
+    import warnings
+
+    import ireval_df as ie
+
+    run = pl.DataFrame(
+        scores, schema=["run_id", "query_id", "doc_id", "score"], orient="row"
+    ).sort("run_id")
+    if run["run_id"].n_unique() < 2:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = ie.similarity(run, EVERY_MEASURE, baseline="x")
+        got = ie.similarity(
+            run.sample(fraction=1.0, shuffle=True, seed=seed),
+            EVERY_MEASURE,
+            baseline="x",
+        )
+    joined = want.join(got, on=["run_id", "baseline", "query_id", "metric"])
+    assert joined.height == want.height == got.height
+    gap = joined.select(
+        ((pl.col("value") - pl.col("value_right")).abs() <= TOLERANCE)
+        | (pl.col("value").is_nan() & pl.col("value_right").is_nan())
+    ).to_series()
+    assert gap.all(), joined.filter(~gap)

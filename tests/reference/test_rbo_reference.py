@@ -14,9 +14,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ireval_df.similarity.rbo import RBO_SCORES, RBO_TIES, rbo
+from ireval_df.similarity.rbo import RBO_SCORES, RBO_TIES, _horizon, rbo
 
 CASES = Path(__file__).with_name("data") / "rbo_cases.parquet"
+#: 160 pairs of 40 to 400 tie groups with p in {0.3, 0.5, 0.7, 0.8}: long
+#: enough that the kernel's horizon (the depth past which the weight left is
+#: below 2**-64) cuts them (data/make_rbo_cases.py --long)
+LONG_CASES = Path(__file__).with_name("data") / "rbo_long_cases.parquet"
 TOLERANCE = 1e-12
 
 
@@ -97,3 +101,19 @@ def test_rbo_matches_reference(cases: pl.DataFrame, score: str, ties: str) -> No
         assert compared["got"].null_count() == 0
         worst = compared.sort("diff", descending=True).row(0, named=True)
         assert worst["diff"] <= TOLERANCE, (p, worst)
+
+
+@pytest.mark.parametrize("ties", RBO_TIES)
+@pytest.mark.parametrize("score", RBO_SCORES)
+def test_rbo_matches_reference_past_the_horizon(score: str, ties: str) -> None:
+    cases = pl.read_parquet(LONG_CASES).with_columns(
+        both_empty=pl.lit(value=False), one_empty=pl.lit(value=False)
+    )
+    longest = cases.select(
+        pl.max_horizontal(
+            pl.col("x", "y").list.eval(pl.element().list.len()).list.sum()
+        )
+    ).to_series()
+    horizon = cases["p"].map_elements(_horizon, return_dtype=pl.Int64)
+    assert (longest > horizon).sum() >= 100  # most cases are cut
+    test_rbo_matches_reference(cases, score, ties)
