@@ -19,7 +19,7 @@ from ireval_df.similarity.rbo import RBO_SCORES, RBO_TIES, _horizon, rbo
 CASES = Path(__file__).with_name("data") / "rbo_cases.parquet"
 #: 160 pairs of 40 to 400 tie groups with p in {0.3, 0.5, 0.7, 0.8}: long
 #: enough that the kernel's horizon (the depth past which the weight left is
-#: below 2**-64) cuts them (data/make_rbo_cases.py --long)
+#: below 2**-64) cuts them (data/make_rbo_long_cases.py)
 LONG_CASES = Path(__file__).with_name("data") / "rbo_long_cases.parquet"
 TOLERANCE = 1e-12
 
