@@ -135,8 +135,9 @@ def rank_with_ties(
         rankings = found.layout.select(
             *KEYS, pl.int_range(pl.len(), dtype=pl.UInt32).alias(RANKING)
         )
-        unordered = np.repeat(found.layout[_UNORDERED].to_numpy(), sizes)
-        moves = _order_adjacent(ids, frame[_VALUE].to_numpy(), sizes, unordered)
+        moves = _order_adjacent(
+            ids, frame[_VALUE].to_numpy(), sizes, found.layout[_UNORDERED].to_numpy()
+        )
     else:
         frame = run.select(
             found.ranking.alias(RANKING), "doc_id", value.alias(_VALUE)
@@ -165,8 +166,9 @@ def _order_adjacent(
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Say which rows move to put each ranking best first (None: none do).
 
-    Each ranking's rows are adjacent; those already best first stay where
-    they are, and the ``unordered`` rows are ranked by a window over their
+    Each ranking's rows are adjacent (``sizes`` of them, in row order); those
+    already best first stay where they are, and the rows of the ``unordered``
+    rankings are ranked by a window over their
     values, whose positions say where each row goes (cheaper than a sort of
     the rows). Tied rows keep any order. Returns ``(to, rows)``: row
     ``rows[i]`` goes to place ``to[i]``.
@@ -175,8 +177,8 @@ def _order_adjacent(
 
     if not unordered.any():
         return None
-    rows = np.flatnonzero(unordered)
-    first = np.repeat(np.cumsum(sizes) - sizes, sizes)[rows]
+    first = np.repeat((np.cumsum(sizes) - sizes)[unordered], sizes[unordered])
+    rows = np.flatnonzero(np.repeat(unordered, sizes))
     pos = (
         pl.DataFrame({RANKING: ids[rows], _VALUE: values[rows]})
         .select(
