@@ -22,7 +22,7 @@ from ireval_df._utils.lazy import lazy_names
 from ireval_df.io import write_results
 from ireval_df.measures import Metric, list_metrics, parse_metric
 from ireval_df.offline import evaluate
-from ireval_df.schema import read_qrels, read_queries, read_run
+from ireval_df.schema import read_docs, read_qrels, read_queries, read_run
 
 # imported now, not on first use: the subpackage shares its name with the
 # function, and binding the function after the subpackage's first import is
@@ -54,6 +54,7 @@ __all__ = [
     "parse_metric",
     "position_buckets",
     "quantile_bins",
+    "read_docs",
     "read_qrels",
     "read_queries",
     "read_run",
