@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ireval_df.diagnostics import disagreement, failures, validate
     from ireval_df.report import to_html, to_latex, to_markdown, to_wide
     from ireval_df.stats import (
+        age_buckets,
         compare,
         length_buckets,
         position_buckets,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Metric",
+    "age_buckets",
     "compare",
     "diff",
     "disagreement",
@@ -72,6 +74,7 @@ __all__ = [
 #: Public names imported on first use (PEP 562): ``import ireval_df`` then
 #: ``evaluate`` needs neither numpy nor the statistics and report modules.
 _LAZY = {
+    "age_buckets": "ireval_df.stats",
     "compare": "ireval_df.stats",
     "length_buckets": "ireval_df.stats",
     "position_buckets": "ireval_df.stats",

@@ -9,12 +9,13 @@ a check's ``level`` tells whether lenient reading keeps it.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ireval_df.errors import DataError, IrevalError, SchemaError, warn
+from ireval_df.errors import DataError, IrevalError, OptionError, SchemaError, warn
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -26,6 +27,7 @@ __all__ = [
     "duplicate_documents",
     "duplicate_judgments",
     "duplicate_queries",
+    "parse_time",
     "single_run",
 ]
 
@@ -271,6 +273,53 @@ def _parse_time(text: pl.Expr) -> pl.Expr:
         iso.str.to_datetime(_T, strict=False, time_unit="us"),
         iso.str.to_date("%Y-%m-%d", strict=False).cast(pl.Datetime("us")),
     )
+
+
+def parse_time(value: Any, name: str) -> dt.datetime:
+    """Read one point in time as the time columns are read: naive UTC.
+
+    Parameters
+    ----------
+    value : datetime.datetime, datetime.date or str
+        A datetime (one with a time zone is converted to UTC), a date (its
+        midnight) or ISO-8601 text.
+    name : str
+        The option it was given as, for the message.
+
+    Returns
+    -------
+    datetime.datetime
+        Without a time zone, in UTC.
+
+    Raises
+    ------
+    OptionError
+        ``value`` is none of these, or text that is not a date or time.
+
+    Examples
+    --------
+    >>> parse_time("2024-01-31T12:00:00+02:00", "as_of")
+    datetime.datetime(2024, 1, 31, 10, 0)
+    >>> parse_time(dt.date(2024, 1, 31), "as_of")
+    datetime.datetime(2024, 1, 31, 0, 0)
+    """
+    found: dt.datetime | None = None
+    if isinstance(value, dt.datetime):
+        found = value
+        if value.tzinfo is not None:
+            found = value.astimezone(dt.UTC).replace(tzinfo=None)
+    elif isinstance(value, dt.date):
+        found = dt.datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        found = pl.select(_parse_time(pl.lit(value, pl.String))).item()
+    if found is None:
+        msg = (
+            f"{name}={value!r} is not a point in time; expected a datetime, a "
+            f"date or ISO-8601 text.\n  Hint: e.g. {name}='2024-01-31' or "
+            f"{name}=datetime.datetime(2024, 1, 31, 12)."
+        )
+        raise OptionError(msg)
+    return found
 
 
 def _time(col: Column, checks: list[Check]) -> pl.Expr:
