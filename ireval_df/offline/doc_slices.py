@@ -216,6 +216,15 @@ def _slice_exprs(
                 f"(e.g. ie.age_buckets()), found a {type(item).__name__}: {item!r}"
             )
             raise OptionError(msg)
+        keys = [c for c in reads if c in ("query_id", "doc_id")]
+        if keys:
+            msg = (
+                f"by_doc= reads {keys[0]!r}, the key of docs, not an attribute: a "
+                f"slice per {keys[0].removesuffix('_id')} is not a document slice."
+                f"\n  Hint: slice by a docs attribute, e.g. by_doc='source_type'; "
+                f"per-query values are evaluate()'s rows already."
+            )
+            raise OptionError(msg)
         absent = [c for c in reads if c not in columns]
         if absent:
             msg = (
@@ -229,7 +238,10 @@ def _slice_exprs(
                     "for all), to evaluate() or to age_buckets()."
                 )
             else:
-                msg += "\n  Hint: add it to docs, or map it there with columns=."
+                msg += (
+                    "\n  Hint: add it to docs; ie.read_docs(source, columns="
+                    "{'old name': 'new name'}) renames a column first."
+                )
             raise SchemaError(msg)
         if name in reserved or name in names:
             msg = (

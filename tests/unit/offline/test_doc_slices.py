@@ -430,7 +430,8 @@ def test_relshare_takes_no_cutoff() -> None:
 def test_by_doc_columns_must_be_in_docs() -> None:
     with pytest.raises(
         SchemaError,
-        match=r"by_doc= reads column 'kind', which docs does not have \(found \['source_type'\]\)",
+        match=r"by_doc= reads column 'kind', which docs does not have \(found "
+        r"\['source_type'\]\).\n  Hint: add it to docs; ie.read_docs",
     ):
         ie.evaluate(RUN, QRELS, "P@4", docs=DOCS, by_doc="kind")
     with pytest.raises(
@@ -438,6 +439,16 @@ def test_by_doc_columns_must_be_in_docs() -> None:
         match=r"(?s)reads column 'issued_at'.*pass queries= with an 'issued_at' column, or as_of=",
     ):
         ie.evaluate(RUN, QRELS, "P@4", docs=DATED, by_doc=ie.age_buckets())
+
+
+def test_the_keys_are_not_slices() -> None:
+    with pytest.raises(OptionError, match=r"by_doc= reads 'doc_id', the key of docs"):
+        ie.evaluate(RUN, QRELS, "P@4", docs=DOCS, by_doc="doc_id")
+    per_query = DOCS.with_columns(query_id=pl.lit("q"))
+    with pytest.raises(OptionError, match=r"reads 'query_id', the key of docs"):
+        ie.evaluate(
+            RUN, QRELS, "P@4", docs=per_query, by_doc=["source_type", "query_id"]
+        )
 
 
 def test_bad_by_doc_values() -> None:
