@@ -9,17 +9,19 @@ import polars as pl
 from ireval_df._utils.options import check_choice
 from ireval_df._utils.provenance import output
 from ireval_df._utils.versions import POLARS_VERSION, version_of
-from ireval_df.errors import OptionError, warn
+from ireval_df.errors import warn
 from ireval_df.measures import parse_metrics
 from ireval_df.offline.conventions import TIE_RULE
 from ireval_df.offline.engine import EngineOptions
 from ireval_df.offline.evaluation import check_ranks, unique_rankings
 from ireval_df.schema.coerce import as_queries, as_run
+from ireval_df.similarity.measures import reach
 from ireval_df.similarity.rankings import (
     KEY,
     choose_baselines,
     pair_rankings,
     rank_with_ties,
+    run_ids,
 )
 
 if TYPE_CHECKING:
@@ -114,21 +116,11 @@ def similarity(
     check_choice("duplicates", duplicates, ("error", "first", "max"))
     specs = parse_metrics(metrics, family="similarity")
     run = as_run(runs, columns=columns, rank=rank_from == "column", in_memory=True)
-    run_ids = [
-        str(r)
-        for r in run.select("run_id").unique(maintain_order=True).collect()["run_id"]
-    ]
-    if len(run_ids) < 2:
-        msg = (
-            f"similarity compares runs with a baseline, but only one run was given "
-            f"({run_ids!r}).\n  Hint: pass a list of runs, or a frame with a run_id "
-            "column holding two or more."
-        )
-        raise OptionError(msg)
-    baselines = choose_baselines(baseline, run_ids)
     run, found, dropped = unique_rankings(
         run, EngineOptions(rank_from=rank_from), duplicates
     )
+    runs_given = run_ids(run, found, caller="similarity")
+    baselines = choose_baselines(baseline, runs_given)
     if dropped:
         warn(
             f"{dropped} repeated rows of documents that appear more than once in one "
@@ -138,8 +130,13 @@ def similarity(
         check_ranks(run)
     # every similarity measure reads the tie groups, not the order within them
     # (cut and without_ties order the groups they need)
-    ranked = rank_with_ties(run, rank_from=rank_from, found=found, tie_order=False)
-    pairs = pair_rankings(ranked, run_ids, baselines, missing=missing)
+    # and none reads deeper than its reach: documents below it are not ranked
+    reaches = [reach(metric) for metric in specs]
+    deepest = None if None in reaches else max(reaches)  # type: ignore[type-var]
+    ranked = rank_with_ties(
+        run, rank_from=rank_from, found=found, tie_order=False, reach=deepest
+    )
+    pairs = pair_rankings(ranked, runs_given, baselines, missing=missing)
     # the sides stay lazy over the ranked rows (in memory): a kernel that reads
     # only the top of each ranking (RBO past its horizon, a cutoff) filters
     # the rows before the join that pairs them
@@ -160,8 +157,8 @@ def similarity(
             )
         )
     result = pl.concat(parts).sort(
-        pl.col("run_id").cast(pl.Enum(run_ids)),
-        pl.col("baseline").cast(pl.Enum(run_ids)),
+        pl.col("run_id").cast(pl.Enum(runs_given)),
+        pl.col("baseline").cast(pl.Enum(runs_given)),
         "query_id",
         maintain_order=True,
     )

@@ -23,6 +23,7 @@ from ireval_df.similarity.rankings import (
     choose_baselines,
     pair_rankings,
     rank_with_ties,
+    run_ids,
 )
 
 if TYPE_CHECKING:
@@ -132,20 +133,10 @@ def diff(
         msg = f"k must be a positive whole number, found {k!r}."
         raise OptionError(msg)
     run = as_run(runs, columns=columns, rank=False, in_memory=True)
-    run_ids = [
-        str(r)
-        for r in run.select("run_id").unique(maintain_order=True).collect()["run_id"]
-    ]
-    if len(run_ids) < 2:
-        msg = (
-            f"diff compares runs with a baseline, but only one run was given "
-            f"({run_ids!r}).\n  Hint: pass a list of runs, or a frame with a run_id "
-            "column holding two or more."
-        )
-        raise OptionError(msg)
-    baselines = choose_baselines(baseline, run_ids)
     _, found, _ = unique_rankings(run, EngineOptions(), "error")
-    pairs = pair_rankings(rank_with_ties(run, found=found), run_ids, baselines)
+    runs_given = run_ids(run, found, caller="diff")
+    baselines = choose_baselines(baseline, runs_given)
+    pairs = pair_rankings(rank_with_ties(run, found=found), runs_given, baselines)
     x = pairs.x.select(KEY, "doc_id", pl.col("pos").alias("rank"))
     y = pairs.y.select(KEY, "doc_id", pl.col("pos").alias("baseline_rank"))
     shown = (
@@ -162,7 +153,7 @@ def diff(
         .with_columns(change=_change(k))
     )
     rows = _with_deltas(rows, None if qrels is None else as_qrels(qrels), k)
-    order = pl.Enum(run_ids)
+    order = pl.Enum(runs_given)
     result = (
         rows.sort(
             pl.col("run_id").cast(order),

@@ -22,7 +22,7 @@ from ireval_df.similarity.rankings import cut, order_ties, without_ties
 if TYPE_CHECKING:
     from ireval_df.measures import Metric
 
-__all__ = ["Kernel", "register"]
+__all__ = ["Kernel", "reach", "register"]
 
 #: What a similarity entry's function returns: (x, y, keys) -> ``key, value``
 Kernel = Callable[
@@ -62,6 +62,33 @@ def _at(
     return run
 
 
+def reach(metric: Metric) -> int | None:
+    """Return how deep a measure reads each ranking: the last tie-group start it needs.
+
+    Rows of a tie group that starts deeper are never read, so
+    :func:`ireval_df.similarity` need not rank them. A measure declares it
+    with the registry option ``reach`` (a function of the parsed metric);
+    otherwise it is the cutoff ``@k``, or None (the whole ranking).
+
+    Examples
+    --------
+    >>> from ireval_df.measures import parse_metric
+    >>> [reach(parse_metric(m)) for m in ("RBO", "RBO@10", "Tau", "Overlap@5")]
+    [422, 10, None, 5]
+    """
+    declared = metric.info.options.get("reach")
+    if declared is not None:
+        value: int | None = declared(metric)
+        return value
+    return None if metric.k is None else int(metric.k)
+
+
+def _rbo_reach(metric: Metric) -> int:
+    """RBO reads no deeper than its cutoff, nor past the depth its weights vanish."""
+    horizon = rbo.horizon(float(metric.param("p")))
+    return horizon if metric.k is None else min(int(metric.k), horizon)
+
+
 def _check_p(metric: Metric) -> None:
     p = float(metric.param("p"))
     if not 0.0 < p < 1.0:
@@ -94,6 +121,7 @@ def _check_p(metric: Metric) -> None:
     },
     empty=None,
     validate=_check_p,
+    reach=_rbo_reach,
 )
 def rank_biased_overlap(m: Metric) -> Kernel:
     """Rank-biased overlap of the run's and the baseline's rankings (Webber et al. 2010).

@@ -49,6 +49,7 @@ __all__ = [
     "cut",
     "pair_rankings",
     "rank_with_ties",
+    "run_ids",
     "without_ties",
 ]
 
@@ -79,6 +80,7 @@ def rank_with_ties(
     rank_from: Literal["score", "column"] = "score",
     found: Rankings | None = None,
     tie_order: bool = True,
+    reach: int | None = None,
 ) -> Ranked:
     """Give each ranking's documents a position and find their tie groups.
 
@@ -100,6 +102,12 @@ def rank_with_ties(
         is needed. A measure that reads only the groups (RBO with ties
         ``a``, ``b`` or ``w``, tau, tau_AP, the overlaps) does not need it,
         and sorting the documents' ids is most of the cost of ranking.
+    reach : int, optional
+        Keep only the documents whose tie group starts at position ``reach``
+        or above: those a measure that reads no deeper needs
+        (:func:`ireval_df.similarity.measures.reach`). Each ranking's cut is
+        found by a selection of its ``reach`` best values, and only what is
+        kept is sorted. Default: every document.
 
     Returns
     -------
@@ -135,9 +143,12 @@ def rank_with_ties(
         rankings = found.layout.select(
             *KEYS, pl.int_range(pl.len(), dtype=pl.UInt32).alias(RANKING)
         )
-        moves = _order_adjacent(
-            ids, frame[_VALUE].to_numpy(), sizes, found.layout[_UNORDERED].to_numpy()
-        )
+        unordered = found.layout[_UNORDERED].to_numpy()
+        if reach is not None and (sizes > reach).any():
+            keep = _within_reach(ids, frame[_VALUE].to_numpy(), sizes, unordered, reach)
+            frame, ids = frame.filter(keep), ids[keep]
+            sizes = np.bincount(ids, minlength=len(sizes))
+        moves = _order_adjacent(ids, frame[_VALUE].to_numpy(), sizes, unordered)
     else:
         frame = run.select(
             found.ranking.alias(RANKING), "doc_id", value.alias(_VALUE)
@@ -159,6 +170,77 @@ def rank_with_ties(
     if tie_order:
         rows = order_ties(rows.lazy(), by=RANKING).collect()
     return Ranked(rows, rankings)
+
+
+def _within_reach(
+    ids: np.ndarray,
+    values: np.ndarray,
+    sizes: np.ndarray,
+    unordered: np.ndarray,
+    reach: int,
+) -> np.ndarray:
+    """Flag the rows whose tie group starts at position ``reach`` or above.
+
+    Those are the rows at least as good as the ranking's ``reach``-th best
+    value: read off the row order where a ranking is best first, found by a
+    selection where not (:func:`_reach_values`). Each ranking's rows are
+    adjacent (``sizes`` of them, in row order; ``ids`` their ranking's
+    number).
+    """
+    import numpy as np
+
+    long = sizes > reach
+    starts = np.cumsum(sizes) - sizes
+    floor = np.iinfo(values.dtype).min if values.dtype.kind == "i" else -np.inf
+    lowest = np.full(len(sizes), floor, dtype=values.dtype)
+    in_order = long & ~unordered
+    lowest[in_order] = values[starts[in_order] + reach - 1]
+    mixed = np.flatnonzero(long & unordered)
+    if len(mixed):
+        lowest[mixed] = _reach_values(ids, values, starts, sizes, mixed, reach)
+    keep: np.ndarray = values >= np.repeat(lowest, sizes)
+    return keep
+
+
+#: Rankings of more distinct lengths than this are selected in one polars pass
+_LENGTHS = 8
+
+
+def _reach_values(
+    ids: np.ndarray,
+    values: np.ndarray,
+    starts: np.ndarray,
+    sizes: np.ndarray,
+    which: np.ndarray,
+    reach: int,
+) -> np.ndarray:
+    """Return the ``reach``-th best value of each ranking ``which`` names.
+
+    Rankings of one length are a matrix, one row each, and ``np.partition``
+    selects along the rows (a run's rankings mostly share a length: its
+    depth); with many lengths, a polars ``top_k`` per ranking instead.
+    """
+    import numpy as np
+
+    lengths = sizes[which]
+    distinct = np.unique(lengths)
+    out = np.empty(len(which), dtype=values.dtype)
+    if len(distinct) > _LENGTHS:
+        rows = np.repeat(np.isin(np.arange(len(sizes)), which), sizes)
+        found = (
+            pl.DataFrame({RANKING: ids[rows], _VALUE: values[rows]})
+            .group_by(RANKING)
+            .agg(pl.col(_VALUE).top_k(reach).min())
+        )
+        lowest = np.empty(len(sizes), dtype=values.dtype)
+        lowest[found[RANKING].to_numpy()] = found[_VALUE].to_numpy()
+        return lowest[which]
+    for length in distinct:
+        same = lengths == length
+        matrix = values[starts[which[same]][:, None] + np.arange(length)]
+        # the reach-th largest is the (length - reach)-th smallest
+        out[same] = np.partition(matrix, length - reach, axis=1)[:, length - reach]
+    return out
 
 
 def _order_adjacent(
@@ -329,6 +411,33 @@ class Pairs:
     x: pl.LazyFrame
     #: the baseline's rankings (:data:`RANKED` columns)
     y: pl.LazyFrame
+
+
+def run_ids(run: pl.LazyFrame, found: Rankings, *, caller: str) -> list[str]:
+    """Return every run id of ``run`` in order of first appearance: at least two.
+
+    ``found`` (:func:`~ireval_df.offline.engine.find_rankings` of ``run``)
+    lists them when each ranking's rows are adjacent, without a pass over
+    the run. ``caller`` names the function in the error.
+
+    Raises
+    ------
+    OptionError
+        Fewer than two runs.
+    """
+    if found.layout is not None:
+        column = found.layout["run_id"]
+    else:
+        column = run.select("run_id").collect()["run_id"]
+    ids = [str(r) for r in column.unique(maintain_order=True)]
+    if len(ids) < 2:
+        msg = (
+            f"{caller} compares runs with a baseline, but only one run was given "
+            f"({ids!r}).\n  Hint: pass a list of runs, or a frame with a run_id "
+            "column holding two or more."
+        )
+        raise OptionError(msg)
+    return ids
 
 
 def choose_baselines(

@@ -31,9 +31,14 @@ tie group's: rows stay linear in the rankings' length whatever the ties.
 The max bound's L-only documents and ext's mean share are closed forms of
 the same counts.
 
-How it is computed: the two sides are collected once, and everything after
-the common documents (a polars join of the row numbers on ``key, doc_id``)
-is numpy over flat arrays.
+How it is computed: past depth ``D = ceil(64 ln 2 / ln(1/p))`` (422 for
+``p = 0.9``) the weight left is below ``2**-64`` (:func:`horizon`), so each
+ranking is cut after the tie group that covers depth ``D`` before anything
+else: on 1,000-document rankings with ``p = 0.9`` that is 58 % of the rows
+and depths never read. Only the scores asked for are summed. Then the two
+sides are collected, and everything after the common documents (a polars
+join of the row numbers on ``key, doc_id``, sorted by the first side's row
+so that each key's writes below stay together) is numpy over flat arrays.
 Every key's depths ``1..l`` are laid end to end, key ``k``'s depth ``d`` at
 ``offset[k] + d - 1`` (``offset`` the running sum of the ``l``'s), so a
 ranking's row at position ``d`` lands there without a sort (positions run
@@ -41,14 +46,8 @@ ranking's row at position ``d`` lands there without a sort (positions run
 ``np.bincount`` at those indices and summed up within each key with one
 ``np.cumsum``; the scores are elementwise, and their per-key sums are
 ``np.bincount`` with weights, a batch of keys (about 2**18 depths) at a
-time so that their temporaries stay small. On 6,980 keys of 1,000
-documents a side, half of them tied (``bench/similarity.py``'s runs, this
-2-core machine, shared with other jobs), this took 8.5 s against 18.0 s
-for the polars version of the same formulas (group_by of the events,
-joins onto a per-depth frame, windowed running sums), interleaved, medians
-of 3; its parts: the join 1.3 to 2.4 s, the depths and events 2 to 3.8 s,
-the scores 1.8 s. The whole ``similarity()`` call's peak memory went from
-5.1 to 3.8 GB.
+time so that their temporaries stay small. ``docs/benchmarks.md`` has the
+timings (``bench/similarity.py``).
 """
 
 from __future__ import annotations
@@ -65,7 +64,7 @@ if TYPE_CHECKING:
 from ireval_df.errors import OptionError
 from ireval_df.similarity.rankings import KEY, RANKED, without_ties
 
-__all__ = ["RBO_SCORES", "RBO_TIES", "rbo"]
+__all__ = ["RBO_SCORES", "RBO_TIES", "horizon", "rbo"]
 
 Score = Literal["ext", "min", "max", "res"]
 Ties = Literal["a", "b", "w", "none"]
@@ -171,10 +170,8 @@ def rbo(
         ties = "w"
     # past the horizon the remaining weight is below 2**-64: cut each ranking
     # after the tie group that covers that depth (module notes)
-    horizon = _horizon(p)
-    x, y = (
-        side.select(RANKED).filter(pl.col("tie_start") <= horizon) for side in (x, y)
-    )
+    depth = horizon(p)
+    x, y = (side.select(RANKED).filter(pl.col("tie_start") <= depth) for side in (x, y))
     values = _per_key(x, y, p, ties, ("min", "max") if score == "res" else (score,))
     out = (
         keys.lazy().select(KEY).join(values, on=KEY, how="left", maintain_order="left")
@@ -210,13 +207,15 @@ def _check(p: float, score: str, ties: str) -> None:
             raise OptionError(msg)
 
 
+#: The documents' hash seed, and the odd multiplier that mixes a key into it
+_SEED, _MIX = 11, 0x9E3779B97F4A7C15
 #: Depths scored at once: the score stage's arrays stay a few MB each
 _BATCH = 1 << 18
 #: RBO's weight past the horizon is below 2 ** -_HORIZON_BITS
 _HORIZON_BITS = 64
 
 
-def _horizon(p: float) -> int:
+def horizon(p: float) -> int:
     """Return the depth ``D`` past which RBO's remaining weight is below ``2**-64``.
 
     The weight of the depths past ``D`` is ``(1 - p) / p * sum_{d > D} p**d
@@ -225,7 +224,7 @@ def _horizon(p: float) -> int:
     end are of the same order): ``D = ceil(64 ln 2 / ln(1 / p))``, 422 for
     ``p = 0.9``, 61 for ``p = 0.5``.
 
-    >>> _horizon(0.9), _horizon(0.5), _horizon(0.99)
+    >>> horizon(0.9), horizon(0.5), horizon(0.99)
     (422, 64, 4414)
     """
     return math.ceil(_HORIZON_BITS * math.log(2) / -math.log(p))
@@ -274,9 +273,9 @@ def _per_key(
     everything = np.concatenate([keys_x, keys_y])
     key_type = x_frame.schema[KEY]
     if not len(everything):
-        return pl.LazyFrame(
-            schema={KEY: key_type, "s": pl.Int64} | dict.fromkeys(wanted, pl.Float64)
-        )
+        schema: dict[str, pl.DataType] = {KEY: key_type, "s": pl.Int64()}
+        schema.update(dict.fromkeys(wanted, pl.Float64()))
+        return pl.LazyFrame(schema=schema)
     low, high = int(everything.min()), int(everything.max())
     if low >= 0 and high <= 2 * len(everything) + 1024:
         # keys are row numbers (pair_rankings): each its own code
@@ -296,7 +295,9 @@ def _per_key(
         )
     ]
     rows_x, rows_y = _common(x_frame, y_frame)
-    depths = _depths(sides[0], sides[1], rows_x, rows_y, len(names), ties)
+    depths = _depths(
+        sides[0], sides[1], rows_x, rows_y, len(names), _kinds(ties, wanted)
+    )
     values = _scores(depths, p, ties, wanted)
     present = depths.len_l > 0
     return pl.LazyFrame(
@@ -312,26 +313,32 @@ def _per_key(
 def _common(x: pl.DataFrame, y: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Find the rows of ``x`` and ``y`` that hold the same document of the same key.
 
-    Only the row numbers leave the join (at msmarco-dev shape it took 1.0 s,
-    a join on 64-bit hashes of the documents 1.3 to 2.6 s).
+    A join on one 64-bit hash of key and document (a third faster than on
+    the two columns), then the ids of each pair compared: a collision adds
+    a pair that the comparison removes, and a true pair always has equal
+    hashes, so the result is exact. In the order of ``x``'s rows, a key's
+    documents together: the events' writes (``np.bincount``) then stay
+    close together, 5x faster than in any order.
     """
     import numpy as np
 
+    def hashed(side: pl.DataFrame) -> pl.LazyFrame:
+        mixed = pl.col("doc_id").hash(_SEED) ^ (pl.col(KEY).cast(pl.UInt64) * _MIX)
+        return side.lazy().select(mixed.alias("__ireval_h")).with_row_index("row")
+
     pairs = (
-        x.lazy()
-        .select(KEY, "doc_id")
-        .with_row_index("row_x")
-        .join(
-            y.lazy().select(KEY, "doc_id").with_row_index("row_y"),
-            on=[KEY, "doc_id"],
-        )
-        .select("row_x", "row_y")
-        # x's order: a key's documents together, so the events' writes
-        # (np.bincount) stay close together, 5x faster than in any order
-        # (and sorting after the join is faster than a join that keeps it)
+        hashed(x)
+        .join(hashed(y), on="__ireval_h", suffix="_y")
+        .select(pl.col("row").alias("row_x"), "row_y")
         .sort("row_x")
         .collect()
     )
+    # one chunk each: a gather from many chunks costs 4x more
+    same = (x[KEY].gather(pairs["row_x"]) == y[KEY].gather(pairs["row_y"])) & (
+        x["doc_id"].rechunk().gather(pairs["row_x"])
+        == y["doc_id"].rechunk().gather(pairs["row_y"])
+    )
+    pairs = pairs.filter(same)
     return (
         pairs["row_x"].to_numpy().astype(np.int64),
         pairs["row_y"].to_numpy().astype(np.int64),
@@ -344,7 +351,7 @@ def _depths(
     rows_x: np.ndarray,
     rows_y: np.ndarray,
     n_keys: int,
-    ties: str,
+    kinds: tuple[str, ...],
 ) -> _Depths:
     """Lay out every key's depths, the covering groups and the events' running sums."""
     import numpy as np
@@ -380,7 +387,7 @@ def _depths(
     b_x, b_y = t_x + x.size[rows_x] - 1, t_y + y.size[rows_y] - 1
     c_t_l, c_t_s = np.where(long, t_x, t_y), np.where(long, t_y, t_x)
     c_b_l, c_b_s = np.where(long, b_x, b_y), np.where(long, b_y, b_x)
-    n = _events(key, c_t_s, c_b_s, c_t_l, c_b_l, offset, n_long)
+    n = _events(key, c_t_s, c_b_s, c_t_l, c_b_l, offset, n_long, kinds)
     return _Depths(
         len_s=s,
         len_l=n_long,
@@ -395,6 +402,16 @@ def _depths(
     )
 
 
+def _kinds(ties: str, wanted: tuple[str, ...]) -> tuple[str, ...]:
+    """Name the running counts (:func:`_events`) that the ``wanted`` scores read."""
+    kinds = ["ended", "in_s", "in_l", "in_both"]  # the overlap
+    if ties != "w" and "ext" in wanted:  # the mean share of the unseen documents
+        kinds.append("started")
+    if ties != "w" and "max" in wanted:  # the unseen documents of ended groups
+        kinds.append("ended_l")
+    return tuple(kinds)
+
+
 def _events(
     key: np.ndarray,
     t_s: np.ndarray,
@@ -403,52 +420,45 @@ def _events(
     b_l: np.ndarray,
     offset: np.ndarray,
     n_long: np.ndarray,
+    kinds: tuple[str, ...],
 ) -> dict[str, np.ndarray]:
     """Per depth, the counts of common documents in each case, as running sums.
 
     ``ended`` (both groups ended), ``started`` (L group started),
     ``ended_l`` (L group ended), and the documents in a covering group:
     ``in_s`` (in S's, its L group ended), ``in_l`` (the converse),
-    ``in_both``. Each is +1 at the depth where a document enters the case
-    and -1 past the depth where it leaves it, added with ``np.bincount`` at
-    ``offset[key] + depth - 1`` (an event past ``l`` is dropped) and summed
-    up within each key.
+    ``in_both``; those of ``kinds``. Each is +1 at the depth where a
+    document enters the case and -1 past the depth where it leaves it
+    (``l + 1`` at the latest, as every group ends by ``l``), added with
+    ``np.bincount`` and summed with one ``np.cumsum``. Each key has one
+    more slot than its depths, for the -1 past ``l``: every document's
+    events then cancel within its key, so the running sum starts from 0 at
+    each key, and an empty span (+1 and -1 at the same slot) needs no mask.
     """
     import numpy as np
 
-    size = int(offset[-1])
-    base = offset[key] - 1
-    last = n_long[key]
-
-    def counts(depth: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
-        inside = depth <= last if keep is None else keep & (depth <= last)
-        added: np.ndarray = np.bincount((base + depth)[inside], minlength=size)
-        return added
+    slots = int(offset[-1]) + len(n_long)
+    # key k's depth d at offset[k] + k + d - 1; the depths, without the extra slots
+    base = offset[key] + key - 1
+    real = np.arange(int(offset[-1])) + np.repeat(np.arange(len(n_long)), n_long)
+    past = n_long[key] + 1
 
     def span(start: np.ndarray, end: np.ndarray | None = None) -> np.ndarray:
-        if end is None:
-            return counts(start)
-        inside = start <= end
-        spanned: np.ndarray = counts(start, inside) - counts(end + 1, inside)
-        return spanned
+        leave = past if end is None else np.maximum(end + 1, start)
+        added = np.bincount(base + start, minlength=slots)
+        added -= np.bincount(base + leave, minlength=slots)
+        total: np.ndarray = np.cumsum(added)[real]
+        return total
 
-    events = {
-        "ended": span(np.maximum(b_s, b_l) + 1),
-        "started": span(t_l),
-        "ended_l": span(b_l + 1),
-        "in_s": span(np.maximum(b_l + 1, t_s), b_s),
-        "in_l": span(np.maximum(b_s + 1, t_l), b_l),
-        "in_both": span(np.maximum(t_s, t_l), np.minimum(b_s, b_l)),
+    cases = {
+        "ended": lambda: span(np.maximum(b_s, b_l) + 1),
+        "started": lambda: span(t_l),
+        "ended_l": lambda: span(b_l + 1),
+        "in_s": lambda: span(np.maximum(b_l + 1, t_s), b_s),
+        "in_l": lambda: span(np.maximum(b_s + 1, t_l), b_l),
+        "in_both": lambda: span(np.maximum(t_s, t_l), np.minimum(b_s, b_l)),
     }
-    first = offset[:-1][n_long > 0]
-    for name, added in events.items():
-        total = np.cumsum(added)
-        # within each key: take off the sum before its first depth
-        before = np.zeros(len(n_long), dtype=np.int64)
-        before[n_long > 0] = total[first] - added[first]
-        total -= np.repeat(before, n_long)
-        events[name] = total
-    return events
+    return {name: cases[name]() for name in kinds}
 
 
 def _scores(

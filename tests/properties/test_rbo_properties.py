@@ -127,3 +127,68 @@ def test_measures_do_not_depend_on_the_row_order_within_ties(
         | (pl.col("value").is_nan() & pl.col("value_right").is_nan())
     ).to_series()
     assert gap.all(), joined.filter(~gap)
+
+
+# similarity() ranks only the documents within every measure's reach (RBO:
+# its cutoff, or the depth past which its weight is below 2**-64; 37 for
+# p = 0.3): the values must be those of the whole rankings.
+DEEP_DOCS = [f"d{i:02d}" for i in range(60)]
+SHALLOW = [
+    "RBO(p=0.3)",
+    "RBO(p=0.3,ties=w,score=max)",
+    "RBO(p=0.3,ties=b,score=res)",
+    "RBO(p=0.3,ties=none)",
+    "RBO@5",
+    "Overlap@5",
+    "Jaccard@7",
+    "TauAP@6",
+]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    scores=st.lists(
+        st.tuples(
+            st.sampled_from(["x", "y"]),
+            st.sampled_from(["q1", "q2"]),
+            st.sampled_from(DEEP_DOCS),
+            st.integers(0, 6).map(float),
+        ),
+        # rankings of about 50 documents: most run past the reach (37)
+        min_size=160,
+        max_size=220,
+        unique_by=lambda row: row[:3],
+    ),
+    best_first=st.booleans(),
+)
+def test_measures_read_no_deeper_than_their_reach(
+    scores: list[tuple[str, str, str, float]],
+    best_first: bool,  # noqa: FBT001
+) -> None:
+    import importlib
+    import warnings
+    from unittest import mock
+
+    import ireval_df as ie
+
+    run = pl.DataFrame(
+        scores, schema=["run_id", "query_id", "doc_id", "score"], orient="row"
+    )
+    run = run.sort(["run_id", "query_id", "score"], descending=[False, False, True])
+    if not best_first:
+        run = run.sort(["run_id", "query_id"], maintain_order=False)
+    if run["run_id"].n_unique() < 2:
+        return
+    compute = importlib.import_module("ireval_df.similarity.compute")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = ie.similarity(run, SHALLOW, baseline="x")
+        with mock.patch.object(compute, "reach", return_value=None):
+            want = ie.similarity(run, SHALLOW, baseline="x")
+    joined = want.join(got, on=["run_id", "baseline", "query_id", "metric"])
+    assert joined.height == want.height == got.height
+    same = joined.select(
+        ((pl.col("value") - pl.col("value_right")).abs() <= TOLERANCE)
+        | (pl.col("value").is_nan() & pl.col("value_right").is_nan())
+    ).to_series()
+    assert same.all(), joined.filter(~same)

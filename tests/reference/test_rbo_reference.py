@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ireval_df.similarity.rbo import RBO_SCORES, RBO_TIES, _horizon, rbo
+from ireval_df.similarity.rbo import RBO_SCORES, RBO_TIES, horizon, rbo
 
 CASES = Path(__file__).with_name("data") / "rbo_cases.parquet"
 #: 160 pairs of 40 to 400 tie groups with p in {0.3, 0.5, 0.7, 0.8}: long
@@ -114,6 +114,6 @@ def test_rbo_matches_reference_past_the_horizon(score: str, ties: str) -> None:
             pl.col("x", "y").list.eval(pl.element().list.len()).list.sum()
         )
     ).to_series()
-    horizon = cases["p"].map_elements(_horizon, return_dtype=pl.Int64)
-    assert (longest > horizon).sum() >= 100  # most cases are cut
+    depth = cases["p"].map_elements(horizon, return_dtype=pl.Int64)
+    assert (longest > depth).sum() >= 100  # most cases are cut
     test_rbo_matches_reference(cases, score, ties)

@@ -1,0 +1,51 @@
+"""rank_with_ties' cut at a reach: both ways of selecting a ranking's reach-th value."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import polars as pl
+import pytest
+
+rankings = importlib.import_module("ireval_df.similarity.rankings")
+
+
+@pytest.mark.parametrize("lengths", [0, 8])
+def test_reach_values_by_partition_and_by_top_k_agree(
+    lengths: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(1, 60, size=40)
+    values = np.round(rng.random(int(sizes.sum())) * 5, 1)
+    ids = np.repeat(np.arange(len(sizes), dtype=np.uint32), sizes)
+    starts = np.cumsum(sizes) - sizes
+    which = np.flatnonzero(sizes > 10)
+    monkeypatch.setattr(rankings, "_LENGTHS", lengths)
+    got = rankings._reach_values(ids, values, starts, sizes, which, 10)
+    want = [np.sort(values[starts[r] : starts[r] + sizes[r]])[-10] for r in which]
+    assert got.tolist() == want
+
+
+def test_the_reach_keeps_whole_tie_groups_in_unordered_and_ordered_rankings() -> None:
+    # ranking 0 best first, ranking 1 not; reach 2: the group at position 2 is kept whole
+    run = pl.LazyFrame(
+        {
+            "run_id": "r",
+            "query_id": ["a"] * 4 + ["b"] * 4,
+            "doc_id": list("wxyz") * 2,
+            "score": [4.0, 3.0, 3.0, 1.0, 1.0, 3.0, 4.0, 3.0],
+        }
+    )
+    ranked = rankings.rank_with_ties(run, reach=2)
+    rows = ranked.rows.join(ranked.rankings, on=rankings.RANKING).sort(
+        "query_id", "pos"
+    )
+    assert rows.select("query_id", "doc_id", "tie_start", "tie_size").rows() == [
+        ("a", "w", 1, 1),
+        ("a", "y", 2, 2),
+        ("a", "x", 2, 2),
+        ("b", "y", 1, 1),
+        ("b", "z", 2, 2),
+        ("b", "x", 2, 2),
+    ]
