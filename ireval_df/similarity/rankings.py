@@ -234,7 +234,8 @@ def _reach_values(
         )
         lowest = np.empty(len(sizes), dtype=values.dtype)
         lowest[found[RANKING].to_numpy()] = found[_VALUE].to_numpy()
-        return lowest[which]
+        out[:] = lowest[which]
+        return out
     for length in distinct:
         same = lengths == length
         matrix = values[starts[which[same]][:, None] + np.arange(length)]
