@@ -30,7 +30,7 @@ from ireval_df.schema import read_qrels, read_queries, read_run
 from ireval_df.similarity import diff, similarity
 
 if TYPE_CHECKING:
-    from ireval_df.diagnostics import disagreement, failures, validate
+    from ireval_df.diagnostics import disagreement, failures, trace, validate
     from ireval_df.report import to_html, to_latex, to_markdown, to_wide
     from ireval_df.stats import (
         compare,
@@ -63,6 +63,7 @@ __all__ = [
     "to_latex",
     "to_markdown",
     "to_wide",
+    "trace",
     "tukey_hsd",
     "validate",
     "write_results",
@@ -79,6 +80,7 @@ _LAZY = {
     "tukey_hsd": "ireval_df.stats",
     "disagreement": "ireval_df.diagnostics",
     "failures": "ireval_df.diagnostics",
+    "trace": "ireval_df.diagnostics",
     "validate": "ireval_df.diagnostics",
     "to_html": "ireval_df.report",
     "to_latex": "ireval_df.report",
