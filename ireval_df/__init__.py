@@ -22,7 +22,7 @@ from ireval_df._utils.lazy import lazy_names
 from ireval_df.io import write_results
 from ireval_df.measures import Metric, list_metrics, parse_metric
 from ireval_df.offline import evaluate
-from ireval_df.schema import read_qrels, read_queries, read_run
+from ireval_df.schema import read_docs, read_qrels, read_queries, read_run
 
 # imported now, not on first use: the subpackage shares its name with the
 # function, and binding the function after the subpackage's first import is
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ireval_df.diagnostics import disagreement, failures, trace, validate
     from ireval_df.report import to_html, to_latex, to_markdown, to_wide
     from ireval_df.stats import (
+        age_buckets,
         compare,
         length_buckets,
         position_buckets,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Metric",
+    "age_buckets",
     "compare",
     "diff",
     "disagreement",
@@ -54,6 +56,7 @@ __all__ = [
     "parse_metric",
     "position_buckets",
     "quantile_bins",
+    "read_docs",
     "read_qrels",
     "read_queries",
     "read_run",
@@ -72,6 +75,7 @@ __all__ = [
 #: Public names imported on first use (PEP 562): ``import ireval_df`` then
 #: ``evaluate`` needs neither numpy nor the statistics and report modules.
 _LAZY = {
+    "age_buckets": "ireval_df.stats",
     "compare": "ireval_df.stats",
     "length_buckets": "ireval_df.stats",
     "position_buckets": "ireval_df.stats",

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
+    "DocsLike",
     "FrameLike",
     "Kind",
     "PathLike",
@@ -56,5 +57,8 @@ QrelsLike: TypeAlias = "FrameLike | PathLike | QrelsDict"
 #: Query metadata: a frame or a file.
 QueriesLike: TypeAlias = "FrameLike | PathLike"
 
-#: The three kinds of input frames.
-Kind: TypeAlias = Literal["run", "qrels", "queries"]
+#: Document attributes: a frame or a file.
+DocsLike: TypeAlias = "FrameLike | PathLike"
+
+#: The four kinds of input frames.
+Kind: TypeAlias = Literal["run", "qrels", "queries", "docs"]

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ireval_df.errors import FormatError
 from ireval_df.io import tabular, trec
 from ireval_df.io.files import detect_format, display
 from ireval_df.io.spill import spill_trec_run
@@ -131,8 +132,9 @@ def load(
     ----------
     header : Header
         The file, as :func:`read_header` returned it.
-    kind : {"run", "qrels", "queries"}
-        What the file should hold (chooses the TREC layout).
+    kind : {"run", "qrels", "queries", "docs"}
+        What the file should hold (chooses the TREC layout; documents have
+        none and are refused in TREC text).
     ids : collection of str, optional
         The id columns among ``header.names``, read as strings (ids keep
         leading zeros); None when the header lacks a needed column, and a
@@ -163,6 +165,15 @@ def load(
                 if lazy is not None:
                     return Loaded(lazy, fmt)
             return Loaded(trec.read_trec_run(path, rank=rank), fmt)
+        if kind == "docs":
+            msg = (
+                f"{display(path)}: a documents table is read from CSV, TSV, "
+                f"Parquet, JSON Lines or JSON, named by its extension (.csv, "
+                f".tsv, .parquet, .jsonl, .json); this name has none of them.\n"
+                f"  Hint: rename the file, or read it with polars and pass the "
+                f"frame."
+            )
+            raise FormatError(msg)
         return Loaded(trec.read_trec_queries(path), fmt)
     if fmt == "parquet":
         return Loaded(tabular.scan_parquet(path), fmt)
@@ -180,7 +191,7 @@ def load(
         )
         if headerless is not None:
             return Loaded(headerless, fmt)
-    if kind != "queries":
+    if kind not in ("queries", "docs"):
         strings = None  # every column as written: only mapped ones are kept
     return Loaded(
         tabular.read_csv(path, separator=separator, string_columns=strings), fmt

@@ -22,7 +22,8 @@ Modules, each with one job, each importing only those listed before it:
 ``coerce``
     The strict readers :func:`~ireval_df.schema.coerce.as_run`,
     :func:`~ireval_df.schema.coerce.as_qrels`,
-    :func:`~ireval_df.schema.coerce.as_queries`.
+    :func:`~ireval_df.schema.coerce.as_queries`,
+    :func:`~ireval_df.schema.coerce.as_docs`.
 ``lenient``
     :func:`~ireval_df.schema.lenient.as_lenient`, for
     :func:`ireval_df.validate`.
@@ -33,6 +34,7 @@ Modules, each with one job, each importing only those listed before it:
 from __future__ import annotations
 
 from ireval_df.schema.read import (
+    read_docs,
     read_qrels,
     read_queries,
     read_run,
@@ -40,4 +42,11 @@ from ireval_df.schema.read import (
     scan_run,
 )
 
-__all__ = ["read_qrels", "read_queries", "read_run", "scan_qrels", "scan_run"]
+__all__ = [
+    "read_docs",
+    "read_qrels",
+    "read_queries",
+    "read_run",
+    "scan_qrels",
+    "scan_run",
+]

@@ -9,12 +9,13 @@ a check's ``level`` tells whether lenient reading keeps it.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ireval_df.errors import DataError, IrevalError, SchemaError
+from ireval_df.errors import DataError, IrevalError, OptionError, SchemaError, warn
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -23,8 +24,10 @@ __all__ = [
     "Check",
     "Column",
     "cast",
+    "duplicate_documents",
     "duplicate_judgments",
     "duplicate_queries",
+    "parse_time",
     "single_run",
 ]
 
@@ -46,10 +49,12 @@ class Check:
         A row predicate, to fetch an example for the message.
     error : callable
         Given the count and the example row, the error to raise.
-    level : {"data", "schema"}
+    level : {"data", "schema", "warning"}
         ``"schema"``: the frame cannot be read as its kind at all (checked
         even when reading leniently); ``"data"``: a value problem
-        :func:`ireval_df.validate` reports instead.
+        :func:`ireval_df.validate` reports instead; ``"warning"``: a value
+        the cast leaves null, reported by :meth:`report` as one warning
+        with the message of ``error`` instead of raised.
     exact : polars.Expr or None
         When ``count`` may overestimate (hashes), the exact count, for the
         message.
@@ -59,10 +64,18 @@ class Check:
     bad: pl.Expr  # row predicate, to fetch an example
     error: Callable[[int, dict[str, Any]], IrevalError]
     # "schema": the frame cannot be read as the kind at all (checked even when
-    # reading leniently); "data": a value problem validate() reports instead
+    # reading leniently); "data": a value problem validate() reports instead;
+    # "warning": a value left null, reported in one warning
     level: str = "data"
     # when ``count`` may overestimate (hashes), the exact count, for the message
     exact: pl.Expr | None = None
+
+    def report(self, n: int, row: dict[str, Any]) -> None:
+        """Raise the error for ``n`` offending rows, or warn at level "warning"."""
+        error = self.error(n, row)
+        if self.level != "warning":
+            raise error
+        warn(str(error))
 
 
 @dataclass(frozen=True)
@@ -241,6 +254,117 @@ def _rank(col: Column, checks: list[Check]) -> pl.Expr:
     raise col.dtype_error(_INTEGERS)
 
 
+# ISO-8601 as written in the wild, tried in turn: an offset ("Z", "+02:00",
+# "-0130") moves the time to UTC; without one, it is read as UTC already.
+_T = "%Y-%m-%dT%H:%M"
+
+
+def _parse_time(text: pl.Expr) -> pl.Expr:
+    """ISO-8601 dates and times to a naive UTC ``Datetime("us")``, else null."""
+    iso = text.str.strip_chars().str.replace(" ", "T").str.replace(r"[zZ]$", "+00:00")
+    with_offset = (
+        iso.str.to_datetime(f"{_T}:%S%.f%z", strict=False, time_unit="us")
+        .dt.convert_time_zone("UTC")
+        .dt.replace_time_zone(None)
+    )
+    return pl.coalesce(
+        with_offset,
+        iso.str.to_datetime(f"{_T}:%S%.f", strict=False, time_unit="us"),
+        iso.str.to_datetime(_T, strict=False, time_unit="us"),
+        iso.str.to_date("%Y-%m-%d", strict=False).cast(pl.Datetime("us")),
+    )
+
+
+def parse_time(value: Any, name: str) -> dt.datetime:
+    """Read one point in time as the time columns are read: naive UTC.
+
+    Parameters
+    ----------
+    value : datetime.datetime, datetime.date or str
+        A datetime (one with a time zone is converted to UTC), a date (its
+        midnight) or ISO-8601 text.
+    name : str
+        The option it was given as, for the message.
+
+    Returns
+    -------
+    datetime.datetime
+        Without a time zone, in UTC.
+
+    Raises
+    ------
+    OptionError
+        ``value`` is none of these, or text that is not a date or time.
+
+    Examples
+    --------
+    >>> parse_time("2024-01-31T12:00:00+02:00", "as_of")
+    datetime.datetime(2024, 1, 31, 10, 0)
+    >>> parse_time(dt.date(2024, 1, 31), "as_of")
+    datetime.datetime(2024, 1, 31, 0, 0)
+    """
+    found: dt.datetime | None = None
+    if isinstance(value, dt.datetime):
+        found = value
+        if value.tzinfo is not None:
+            found = value.astimezone(dt.UTC).replace(tzinfo=None)
+    elif isinstance(value, dt.date):
+        found = dt.datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        found = pl.select(_parse_time(pl.lit(value, pl.String))).item()
+    if found is None:
+        msg = (
+            f"{name}={value!r} is not a point in time; expected a datetime, a "
+            f"date or ISO-8601 text.\n  Hint: e.g. {name}='2024-01-31' or "
+            f"{name}=datetime.datetime(2024, 1, 31, 12)."
+        )
+        raise OptionError(msg)
+    return found
+
+
+def _time(col: Column, checks: list[Check]) -> pl.Expr:
+    """Cast a point in time (Date, Datetime, ISO-8601 text) to naive UTC.
+
+    A time zone is converted to UTC and dropped; text that does not parse is
+    left null and counted in one warning (never dropped, never an error).
+    """
+    expr = pl.col(col.canon)
+    dtype = col.dtype
+    if isinstance(dtype, pl.Datetime):
+        if dtype.time_zone is not None:
+            expr = expr.dt.convert_time_zone("UTC").dt.replace_time_zone(None)
+        return expr.cast(pl.Datetime("us"))
+    if dtype in (pl.Date, pl.Null):
+        return expr.cast(pl.Datetime("us"))
+    if dtype not in (pl.String,) and not isinstance(dtype, pl.Categorical | pl.Enum):
+        msg = (
+            f"{col.label} column {col.name} has dtype {dtype}; expected dates "
+            f"or times (Date, Datetime, or ISO-8601 text such as '2024-01-31' "
+            f"or '2024-01-31T12:00:00Z').\n  Hint: convert it first, e.g. "
+            f"pl.from_epoch(pl.col({col.src!r}), time_unit='s') for Unix "
+            f"seconds."
+        )
+        raise SchemaError(msg)
+    text = expr.cast(pl.String)
+    parsed = _parse_time(text)
+    bad = text.is_not_null() & parsed.is_null()
+
+    def error(n: int, row: dict[str, Any]) -> IrevalError:
+        values = "value" if n == 1 else "values"
+        return DataError(
+            f"{col.label} column {col.name} has {n} {values} that "
+            f"{'is' if n == 1 else 'are'} not a date or time, e.g. "
+            f"{row[col.canon]!r} ({_example(row, 'query_id', 'doc_id')}); "
+            f"{'it is' if n == 1 else 'they are'} left null (age 'unknown').\n"
+            f"  Hint: write them as ISO-8601, e.g. '2024-01-31' or "
+            f"'2024-01-31T12:00:00Z', or parse them first with "
+            f"pl.col({col.src!r}).str.to_datetime(format)."
+        )
+
+    checks.append(Check(bad.sum(), bad, error, level="warning"))
+    return parsed
+
+
 def _lenient_relevance(col: Column, checks: list[Check]) -> pl.Expr:
     """Grades as Float64, fractions kept; text that is not a number is null."""
     if col.dtype.is_integer() or col.dtype in (pl.Boolean, pl.Null):
@@ -252,6 +376,8 @@ _BUILDERS: dict[str, Callable[[Column, list[Check]], pl.Expr]] = {
     "score": _score,
     "relevance": _relevance,
     "rank": _rank,
+    "published_at": _time,
+    "issued_at": _time,
 }
 _LENIENT_BUILDERS = {**_BUILDERS, "relevance": _lenient_relevance}
 
@@ -331,6 +457,31 @@ def duplicate_judgments(label: str, source: Mapping[str, str]) -> Check:
         error,
         exact=pl.len() - key.n_unique(),
     )
+
+
+def duplicate_documents(label: str, source: Mapping[str, str]) -> Check:
+    """Reject a document with two rows (per query, when there is ``query_id``)."""
+    per_query = "query_id" in source
+    keys = ["query_id", "doc_id"] if per_query else ["doc_id"]
+    dup = (
+        pl.struct(keys).is_duplicated()
+        if per_query
+        else pl.col("doc_id").is_duplicated()
+    )
+    unique = pl.struct(keys).n_unique() if per_query else pl.col("doc_id").n_unique()
+
+    def error(n: int, row: dict[str, Any]) -> IrevalError:
+        rows = "row" if n == 1 else "rows"
+        ids = [source[k] for k in keys]
+        each = "each (query_id, doc_id)" if per_query else "each document"
+        return DataError(
+            f"{label} has more than one row for a document ({n} extra {rows}), "
+            f"e.g. {_example(row, *keys)}; {each} needs exactly one row of "
+            f"attributes.\n  Hint: keep one row per document first, e.g. "
+            f"docs.unique({ids!r}, keep='last')."
+        )
+
+    return Check(pl.len() - unique, dup, error)
 
 
 def single_run(run_id: str, label: str) -> Check:

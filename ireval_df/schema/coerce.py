@@ -1,6 +1,7 @@
 """The strict readers: every input kind to a checked canonical LazyFrame.
 
-:func:`as_run`, :func:`as_qrels` and :func:`as_queries` turn whatever the
+:func:`as_run`, :func:`as_qrels`, :func:`as_queries` and :func:`as_docs`
+turn whatever the
 caller has (polars, pandas or pyarrow tables, files, dict-of-dicts) into a
 ``polars.LazyFrame`` with the canonical column names, dtypes and order (see
 :mod:`ireval_df.schema.columns`), or raise an error that says what was
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ireval_df.errors import SchemaError
-from ireval_df.schema.columns import DEFAULT_RUN_ID, QRELS, QUERIES
+from ireval_df.schema.columns import DEFAULT_RUN_ID, DOCS, QRELS, QUERIES
 from ireval_df.schema.prepare import prepare, prepare_run, prepare_runs
 from ireval_df.schema.sources import label_of, run_name
 
@@ -22,9 +23,9 @@ if TYPE_CHECKING:
 
     import polars as pl
 
-    from ireval_df._utils.typing import QrelsLike, QueriesLike, RunLike
+    from ireval_df._utils.typing import DocsLike, QrelsLike, QueriesLike, RunLike
 
-__all__ = ["as_qrels", "as_queries", "as_run"]
+__all__ = ["as_docs", "as_qrels", "as_queries", "as_run"]
 
 
 def as_run(
@@ -211,14 +212,23 @@ def as_queries(
     Returns
     -------
     polars.LazyFrame
-        ``query_id`` (String) first, then every other column as it is.
+        ``query_id`` (String) first, then every other column as it is,
+        except ``issued_at`` (when the query was issued, for
+        :func:`ireval_df.age_buckets`): parsed as :func:`as_docs` parses
+        ``published_at``.
 
     Raises
     ------
     SchemaError
-        No query id column.
+        No query id column; an ``issued_at`` that holds neither dates nor
+        text.
     DataError
         Null or duplicate query ids.
+
+    Warns
+    -----
+    IrevalWarning
+        ``issued_at`` text that is not a date or time, left null.
 
     Examples
     --------
@@ -227,3 +237,63 @@ def as_queries(
     [('301', 'en'), ('302', 'de')]
     """
     return prepare(obj, QUERIES, columns, label_of(obj, "queries")).frame
+
+
+def as_docs(obj: DocsLike, *, columns: Mapping[str, str] | None = None) -> pl.LazyFrame:
+    """Return document attributes as a checked LazyFrame, one row per document.
+
+    Read as :func:`as_queries` reads query metadata, keyed by ``doc_id``
+    instead; a table with a ``query_id`` column holds attributes per query
+    (a document can then have one row for each query it answers).
+
+    Parameters
+    ----------
+    obj : frame or path
+        A polars, pandas or pyarrow table, or a file: CSV/TSV with a header,
+        Parquet, JSON Lines or JSON (by extension; compressed text is
+        recognised by its first bytes).
+    columns : mapping of str to str, optional
+        Source column name to new name, e.g. ``{"url": "doc_id",
+        "date": "published_at"}``. ``doc_id``, ``docno``, ``docid``,
+        ``pid``, ``id`` ... are recognised as the key; ``query_id`` and
+        ``qid`` as the query, ``published_at`` as the publication time.
+
+    Returns
+    -------
+    polars.LazyFrame
+        ``query_id`` (String, only when the input has one), ``doc_id``
+        (String), then every other column as it is, except
+        ``published_at``, which becomes ``Datetime("us")`` in UTC without a
+        time zone: a ``Date`` is its midnight, a ``Datetime`` with a zone is
+        converted to UTC, text is read as ISO-8601 (``2024-01-31``,
+        ``2024-01-31T12:00``, ``2024-01-31 12:00:00.5``,
+        ``2024-01-31T12:00:00Z``, ``2024-01-31T12:00:00+02:00``), a time
+        without an offset being taken as UTC already.
+
+    Raises
+    ------
+    SchemaError
+        No document id column; a ``published_at`` that holds neither dates
+        nor text; a dict instead of a table.
+    DataError
+        Null ids; a document with two rows (two for one query, when there
+        is a ``query_id``): the message names the source and the document.
+    FormatError
+        A file cannot be read, or its extension names no table format.
+
+    Warns
+    -----
+    IrevalWarning
+        ``published_at`` text that is not a date or time: one warning naming
+        the source, the column, their number and an example. Those values
+        are left null (their age is unknown); no row is dropped.
+
+    Examples
+    --------
+    >>> docs = pl.DataFrame({"docno": [7, 8], "source_type": ["news", "wiki"],
+    ...                      "published_at": ["2024-01-31", "2024-02-01T06:00:00Z"]})
+    >>> as_docs(docs).collect().rows()
+    [('7', 'news', datetime.datetime(2024, 1, 31, 0, 0)),
+     ('8', 'wiki', datetime.datetime(2024, 2, 1, 6, 0))]
+    """
+    return prepare(obj, DOCS, columns, label_of(obj, "docs")).frame

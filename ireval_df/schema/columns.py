@@ -13,7 +13,11 @@ frame     columns
 run       ``run_id`` (String), ``query_id`` (String), ``doc_id`` (String),
           ``score`` (Float64), ``rank`` (UInt32, only when the input has it)
 qrels     ``query_id`` (String), ``doc_id`` (String), ``relevance`` (Int32)
-queries   ``query_id`` (String), then the attribute columns as they are
+queries   ``query_id`` (String), then the attribute columns as they are;
+          ``issued_at`` (Datetime, when present)
+docs      ``query_id`` (String, only when the documents are per query),
+          ``doc_id`` (String), then the attribute columns as they are;
+          ``published_at`` (Datetime, when present)
 ========= ============================================================
 """
 
@@ -35,12 +39,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_RUN_ID",
+    "DOCS",
     "DTYPES",
     "ID_COLUMNS",
     "QRELS",
     "QRELS_COLUMNS",
     "QUERIES",
     "RUN",
+    "TIME_COLUMNS",
     "RUN_COLUMNS",
     "SPECS",
     "Spec",
@@ -62,7 +68,12 @@ DTYPES: dict[str, pl.DataType] = {
     "score": pl.Float64(),
     "rank": pl.UInt32(),
     "relevance": pl.Int32(),
+    "published_at": pl.Datetime("us"),
+    "issued_at": pl.Datetime("us"),
 }
+#: The time columns: parsed to naive UTC ``Datetime("us")``, values that do not
+#: parse are left null and counted in one warning.
+TIME_COLUMNS = ("published_at", "issued_at")
 #: The run_id of a single run that names none.
 DEFAULT_RUN_ID = "run"
 #: The columns that hold ids (strings; a file's are read as written).
@@ -91,7 +102,7 @@ class Spec:
 
     Attributes
     ----------
-    kind : {"run", "qrels", "queries"}
+    kind : {"run", "qrels", "queries", "docs"}
         The kind of frame.
     required : tuple of str
         The canonical columns it must have.
@@ -99,12 +110,17 @@ class Spec:
         The canonical columns it may have.
     aliases : mapping of str to tuple of str
         Each canonical column's well-known spellings, best first.
+    attributes : bool
+        Whether every other column is kept, as it is, after the canonical
+        ones (query and document tables); otherwise only canonical columns
+        are kept and ``columns=`` may map only to them.
     """
 
     kind: Kind
     required: tuple[str, ...]
     optional: tuple[str, ...]
     aliases: Mapping[str, tuple[str, ...]]
+    attributes: bool = False
 
     @property
     def canonical(self) -> tuple[str, ...]:
@@ -134,9 +150,34 @@ QRELS = Spec(
         "relevance": (*_RELEVANCE, "score"),  # BEIR: query-id corpus-id score
     },
 )
-QUERIES = Spec("queries", ("query_id",), (), {"query_id": (*_QUERY_ID, "id")})
+QUERIES = Spec(
+    "queries",
+    ("query_id",),
+    ("issued_at",),
+    {"query_id": (*_QUERY_ID, "id"), "issued_at": ("issued_at",)},
+    attributes=True,
+)
+# A document table's query_id (documents per query) is recognised under its
+# two unambiguous spellings only: "topic" or "query" may well be an attribute
+# of a document.
+DOCS = Spec(
+    "docs",
+    ("doc_id",),
+    ("query_id", "published_at"),
+    {
+        "doc_id": (*_DOC_ID, "id"),
+        "query_id": ("query_id", "qid"),
+        "published_at": ("published_at",),
+    },
+    attributes=True,
+)
 #: The spec of each kind.
-SPECS: Mapping[str, Spec] = {"run": RUN, "qrels": QRELS, "queries": QUERIES}
+SPECS: Mapping[str, Spec] = {
+    "run": RUN,
+    "qrels": QRELS,
+    "queries": QUERIES,
+    "docs": DOCS,
+}
 
 
 def _norm(name: str) -> str:
@@ -246,7 +287,7 @@ def resolve(
                 f"(found {list(names)!r}).{hint}"
             )
             raise SchemaError(msg)
-        if spec.kind != "queries" and dst not in spec.canonical:
+        if not spec.attributes and dst not in spec.canonical:
             msg = (
                 f"columns= maps {src!r} to {dst!r}, which is not a {spec.kind} "
                 f"column; {spec.kind} columns are {list(spec.canonical)!r}"

@@ -20,6 +20,7 @@ from ireval_df.schema.checks import (
     Check,
     Column,
     cast,
+    duplicate_documents,
     duplicate_judgments,
     duplicate_queries,
     single_run,
@@ -257,9 +258,10 @@ def _check(
     if run is not None and not run.rank:  # not wanted: neither kept nor checked
         mapping = {src: dst for src, dst in mapping.items() if dst != "rank"}
     source = {dst: src for src, dst in mapping.items()}
-    keep_all = spec.kind == "queries"  # attributes are kept as they are
     kept = [
-        pl.col(n).alias(mapping.get(n, n)) for n in names if n in mapping or keep_all
+        pl.col(n).alias(mapping.get(n, n))
+        for n in names
+        if n in mapping or spec.attributes  # attributes are kept as they are
     ]
     staged = frame.lazy().select(kept)
     schema = staged.collect_schema()
@@ -275,6 +277,10 @@ def _check(
     if spec.kind == "queries":
         checks.append(duplicate_queries(label))
         order = ["query_id", *(n for n in schema.names() if n != "query_id")]
+    elif spec.kind == "docs":
+        checks.append(duplicate_documents(label, source))
+        keys = [k for k in ("query_id", "doc_id") if k in schema]
+        order = [*keys, *(n for n in schema.names() if n not in keys)]
     elif spec.kind == "qrels":
         checks.append(duplicate_judgments(label, source))
         order = list(QRELS_COLUMNS)
@@ -314,7 +320,8 @@ def _check(
             "the filter (queries it has no rows for are scored by missing=)."
         )
         raise (FormatError if from_file else DataError)(msg)
-    for i, check in enumerate(checks):
+    # errors first: a file that is refused is not also warned about
+    for i, check in sorted(enumerate(checks), key=lambda c: c[1].level == "warning"):
         n = counts[f"__ireval_check_{i}"]
         if n:
             found = staged.filter(check.bad).head(1).collect()
@@ -322,7 +329,7 @@ def _check(
                 continue
             if check.exact is not None:
                 n = staged.select(check.exact).collect().item()
-            raise check.error(int(n), found.row(0, named=True))
+            check.report(int(n), found.row(0, named=True))  # raises, or warns
     if "__ireval_ids" in counts:
         run_ids = frozenset(counts["__ireval_ids"])
     result = staged.select([casts.get(c, pl.col(c)).alias(c) for c in order])

@@ -4,16 +4,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ireval_df.schema.coerce import as_qrels, as_queries, as_run
+from ireval_df.schema.coerce import as_docs, as_qrels, as_queries, as_run
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     import polars as pl
 
-    from ireval_df._utils.typing import QrelsLike, QueriesLike, RunLike
+    from ireval_df._utils.typing import DocsLike, QrelsLike, QueriesLike, RunLike
 
-__all__ = ["read_qrels", "read_queries", "read_run", "scan_qrels", "scan_run"]
+__all__ = [
+    "read_docs",
+    "read_qrels",
+    "read_queries",
+    "read_run",
+    "scan_qrels",
+    "scan_run",
+]
 
 
 def read_run(
@@ -177,7 +184,9 @@ def read_queries(
     Returns
     -------
     polars.DataFrame
-        ``query_id`` (String) first, then the attribute columns as they are.
+        ``query_id`` (String) first, then the attribute columns as they are;
+        an ``issued_at`` column (when the query was issued) is parsed to
+        ``Datetime`` as :func:`read_docs` parses ``published_at``.
 
     Raises
     ------
@@ -194,3 +203,59 @@ def read_queries(
     [('0042', 'de'), ('0043', 'en')]
     """
     return as_queries(source, columns=columns).collect()
+
+
+def read_docs(
+    source: DocsLike, *, columns: Mapping[str, str] | None = None
+) -> pl.DataFrame:
+    r"""Read document attributes (the document slices), one row per document.
+
+    Parameters
+    ----------
+    source : path or frame
+        A CSV/TSV with a header, Parquet, JSON Lines or JSON file, or a
+        polars, pandas or pyarrow table. With a ``query_id`` column the
+        attributes are per query: one row per (query, document).
+    columns : mapping of str to str, optional
+        Source name to new name; the column named ``doc_id`` (or ``docno``,
+        ``docid``, ``pid``, ``id`` ...) is the key, ``published_at`` the
+        publication time.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``query_id`` (when present) and ``doc_id`` (String) first, then the
+        attribute columns as they are; ``published_at`` becomes a
+        ``Datetime`` in UTC (see :func:`ireval_df.schema.coerce.as_docs`).
+
+    Raises
+    ------
+    SchemaError
+        No document id column.
+    DataError
+        Null ids, or a document with more than one row (per query, with
+        ``query_id``); the message names the file and the document.
+    FormatError
+        The file cannot be read.
+
+    Warns
+    -----
+    IrevalWarning
+        ``published_at`` values that are not dates or times, counted in one
+        warning with an example, and left null.
+
+    See Also
+    --------
+    read_queries, ireval_df.evaluate : ``docs=`` and ``by_doc=`` slice the
+        top k by these attributes.
+
+    Examples
+    --------
+    >>> path = getfixture("tmp_path") / "docs.csv"
+    >>> _ = path.write_text("docno,source_type,published_at\n"
+    ...                     "007,news,2024-01-31\nd2,wiki,2023-06-01T12:00:00Z\n")
+    >>> read_docs(path).rows()
+    [('007', 'news', datetime.datetime(2024, 1, 31, 0, 0)),
+     ('d2', 'wiki', datetime.datetime(2023, 6, 1, 12, 0))]
+    """
+    return as_docs(source, columns=columns).collect()

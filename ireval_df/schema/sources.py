@@ -161,7 +161,7 @@ def read_source(
 
 def _from_dict(obj: Mapping[Any, Any], spec: Spec, label: str) -> pl.DataFrame:
     """Flatten ``{query_id: {doc_id: value}}`` into a frame."""
-    if spec.kind == "queries":
+    if spec.kind in ("queries", "docs"):
         msg = f"{label} must be a frame or a file, found a dict"
         raise SchemaError(msg)
     value_name = "score" if spec.kind == "run" else "relevance"

@@ -19,11 +19,17 @@ from ireval_df._utils.lazy import lazy_names
 
 if TYPE_CHECKING:
     from ireval_df.stats.comparison import compare
-    from ireval_df.stats.slices import length_buckets, position_buckets, quantile_bins
+    from ireval_df.stats.slices import (
+        age_buckets,
+        length_buckets,
+        position_buckets,
+        quantile_bins,
+    )
     from ireval_df.stats.summary import summarize
     from ireval_df.stats.tukey import tukey_hsd
 
 __all__ = [
+    "age_buckets",
     "compare",
     "length_buckets",
     "position_buckets",
@@ -33,6 +39,7 @@ __all__ = [
 ]
 
 _MODULES = {
+    "age_buckets": "ireval_df.stats.slices",
     "compare": "ireval_df.stats.comparison",
     "length_buckets": "ireval_df.stats.slices",
     "position_buckets": "ireval_df.stats.slices",

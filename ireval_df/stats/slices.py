@@ -1,24 +1,35 @@
-"""Slice columns from query attributes: length buckets, quantile bins, positions.
+"""Slice columns from attributes: length buckets, quantile bins, positions, ages.
 
 Each helper returns a polars expression, to be used in ``with_columns`` on a
-queries table (before ``evaluate(..., queries=...)``) or on any frame. The
-labels are a ``polars.Enum`` in their natural order, so slices sort as
-``1, 2-3, 4-10, 11+`` rather than alphabetically.
+queries table (before ``evaluate(..., queries=...)``), on a documents table,
+as ``evaluate(..., by_doc=...)``, or on any frame. The labels are a
+``polars.Enum`` in their natural order, so slices sort as ``1, 2-3, 4-10,
+11+`` rather than alphabetically.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+import datetime as dt
+import re
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
 from ireval_df.errors import OptionError
+from ireval_df.schema.checks import parse_time
 from ireval_df.stats.frames import check_choice
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["bucket_labels", "length_buckets", "position_buckets", "quantile_bins"]
+__all__ = [
+    "age_buckets",
+    "age_labels",
+    "bucket_labels",
+    "length_buckets",
+    "position_buckets",
+    "quantile_bins",
+]
 
 Unit = Literal["words", "chars", "value"]
 
@@ -26,6 +37,18 @@ Unit = Literal["words", "chars", "value"]
 LENGTH_EDGES = (1, 2, 3, 4, 6)
 #: Default rank buckets: 1, 2-3, 4-10, 11-20, 21-50, 51-100, 101+.
 POSITION_EDGES = (1, 2, 4, 11, 21, 51, 101)
+#: Default document age buckets: <1d, 1d-7d, 7d-30d, 30d-365d, >=365d.
+AGE_EDGES = ("1d", "7d", "30d", "365d")
+#: The age labels of a document published after the query, and of an unknown age.
+FUTURE, UNKNOWN = "future", "unknown"
+#: Fixed-length units of an age edge (calendar months and years vary).
+_UNITS = {
+    "s": dt.timedelta(seconds=1),
+    "m": dt.timedelta(minutes=1),
+    "h": dt.timedelta(hours=1),
+    "d": dt.timedelta(days=1),
+    "w": dt.timedelta(weeks=1),
+}
 
 
 def _check_edges(edges: Sequence[int]) -> list[int]:
@@ -240,4 +263,161 @@ def quantile_bins(
         index.replace_strict(list(range(q)), names, return_dtype=pl.String)
         .cast(pl.Enum(names))
         .alias(name or f"{column}_bin")
+    )
+
+
+def _age_edge(edge: Any) -> tuple[str, dt.timedelta]:
+    """Read an edge (``"7d"`` or a positive timedelta) as its label and duration."""
+    if isinstance(edge, dt.timedelta) and edge > dt.timedelta(0):
+        for unit in ("d", "h", "m", "s"):  # the largest whole unit: "7d", "36h"
+            count, rest = divmod(edge, _UNITS[unit])
+            if not rest:
+                return f"{count}{unit}", edge
+        return str(edge), edge  # a fraction of a second
+    match = (
+        re.fullmatch(r"\s*(\d+)\s*([smhdw])\s*", edge)
+        if isinstance(edge, str)
+        else None
+    )
+    if match is None or int(match[1]) == 0:
+        msg = (
+            f"age edges are positive durations, like '12h', '7d' or "
+            f"datetime.timedelta(days=7); found {edge!r}.\n  Hint: units are "
+            f"{', '.join(repr(u) for u in _UNITS)} (seconds to weeks); write a "
+            f"year as '365d', since months and years vary in length."
+        )
+        raise OptionError(msg)
+    return f"{int(match[1])}{match[2]}", int(match[1]) * _UNITS[match[2]]
+
+
+def _age_edges(edges: Sequence[str | dt.timedelta]) -> list[tuple[str, dt.timedelta]]:
+    if isinstance(edges, str | dt.timedelta):
+        edges = [edges]
+    parsed = [_age_edge(e) for e in edges]
+    if not parsed or any(
+        a[1] >= b[1] for a, b in zip(parsed, parsed[1:], strict=False)
+    ):
+        msg = (
+            f"age edges must be increasing durations, found {list(edges)!r}.\n"
+            f"  Hint: e.g. edges=('1d', '7d', '30d', '365d')."
+        )
+        raise OptionError(msg)
+    return parsed
+
+
+def age_labels(edges: Sequence[str | dt.timedelta] = AGE_EDGES) -> list[str]:
+    """Label the age buckets cut at ``edges``, youngest first.
+
+    Parameters
+    ----------
+    edges : sequence of str or datetime.timedelta, default ("1d", "7d", "30d", "365d")
+        Increasing positive durations: a number and a unit, ``s``, ``m``,
+        ``h``, ``d`` or ``w``, or ``timedelta`` objects.
+
+    Returns
+    -------
+    list of str
+        ``"future"`` (published after the query), ``"<e0"``, ``"e0-e1"``
+        ..., ``">=en"``, then ``"unknown"`` (no publication or query time).
+
+    Raises
+    ------
+    OptionError
+        An edge is not a positive duration, or the edges do not increase.
+
+    Examples
+    --------
+    >>> age_labels()
+    ['future', '<1d', '1d-7d', '7d-30d', '30d-365d', '>=365d', 'unknown']
+    >>> import datetime as dt
+    >>> age_labels(["12h", dt.timedelta(days=2)])
+    ['future', '<12h', '12h-2d', '>=2d', 'unknown']
+    """
+    texts = [text for text, _ in _age_edges(edges)]
+    middle = [f"{a}-{b}" for a, b in zip(texts, texts[1:], strict=False)]
+    return [FUTURE, f"<{texts[0]}", *middle, f">={texts[-1]}", UNKNOWN]
+
+
+def age_buckets(
+    column: str = "published_at",
+    *,
+    issued_at: str = "issued_at",
+    as_of: dt.datetime | dt.date | str | None = None,
+    edges: Sequence[str | dt.timedelta] = AGE_EDGES,
+    name: str = "age_bucket",
+) -> pl.Expr:
+    """Bucket documents by age: the query's time minus the publication time.
+
+    Parameters
+    ----------
+    column : str, default "published_at"
+        When each document was published (``Datetime`` or ``Date``; as
+        :func:`ireval_df.read_docs` reads it).
+    issued_at : str, default "issued_at"
+        The column that holds when each query was issued (``Datetime``):
+        :func:`ireval_df.read_queries` reads it, and
+        ``evaluate(..., docs=..., by_doc=age_buckets())`` joins it onto the
+        documents of each query (``evaluate(as_of=...)`` fills it where a
+        query has none). Not read when ``as_of`` is given.
+    as_of : datetime, date or str, optional
+        One time for every query instead (a ``datetime`` with a time zone is
+        taken in UTC, a date at midnight, text as ISO-8601): ages as of the
+        day the results were collected, say.
+    edges : sequence of str or datetime.timedelta, default ("1d", "7d", "30d", "365d")
+        The increasing lowest ages of the buckets after the first: a number
+        and a unit (``s``, ``m``, ``h``, ``d``, ``w``) or ``timedelta``.
+    name : str, default "age_bucket"
+        Name of the new column.
+
+    Returns
+    -------
+    polars.Expr
+        An ``Enum`` column, youngest first (:func:`age_labels`):
+        ``"<1d"`` for ages in [0, 1 day), ``"1d-7d"`` for [1 day, 7 days),
+        ..., ``">=365d"``; ``"future"`` for a document published after the
+        query (a negative age: often a leak of later documents into the
+        collection), ``"unknown"`` when either time is null (a document
+        missing from the documents table, a date that did not parse).
+
+    Raises
+    ------
+    OptionError
+        Bad ``edges`` or ``as_of``.
+
+    Notes
+    -----
+    Times are naive UTC, as :func:`ireval_df.read_docs` and
+    :func:`ireval_df.read_queries` return them; a bucket's lower edge is
+    included, its upper edge is not.
+
+    Examples
+    --------
+    >>> import datetime as dt
+    >>> docs = pl.DataFrame({"published_at": [dt.datetime(2024, 1, 30, 18),
+    ...                                       dt.datetime(2023, 1, 1), None,
+    ...                                       dt.datetime(2024, 2, 2)]})
+    >>> docs.select(age_buckets(as_of="2024-01-31"))["age_bucket"].to_list()
+    ['<1d', '>=365d', 'unknown', 'future']
+    """
+    parsed = _age_edges(edges)
+    labels = age_labels(edges)
+    now = (
+        pl.lit(parse_time(as_of, "as_of"), dtype=pl.Datetime("us"))
+        if as_of is not None
+        else pl.col(issued_at).cast(pl.Datetime("us"))
+    )
+    age = now - pl.col(column).cast(pl.Datetime("us"))
+    # 0: future; 1..n+1: the buckets; n+2: unknown
+    older = pl.sum_horizontal([(age >= delta).cast(pl.Int64) for _, delta in parsed])
+    code = (
+        pl.when(age.is_null())
+        .then(pl.lit(len(labels) - 1, pl.Int64))
+        .when(age < dt.timedelta(0))
+        .then(pl.lit(0, pl.Int64))
+        .otherwise(older + 1)
+    )
+    return (
+        code.replace_strict(list(range(len(labels))), labels, return_dtype=pl.String)
+        .cast(pl.Enum(labels))
+        .alias(name)
     )

@@ -10,6 +10,8 @@ import pytest
 
 from ireval_df.errors import IrevalError
 from ireval_df.stats.slices import (
+    age_buckets,
+    age_labels,
     bucket_labels,
     length_buckets,
     position_buckets,
@@ -101,3 +103,97 @@ def test_bucket_labels():
 def test_errors(call, match):
     with pytest.raises(IrevalError, match=match):
         call()
+
+
+# --------------------------------------------------------------------------
+# age buckets
+
+ISSUED = dt.datetime(2024, 3, 10, 12)
+
+
+def test_age_buckets_include_their_lower_edge() -> None:
+    # ages 0, 1d - 1s, 1d, 7d, 29d, 30d, 365d, -1s
+    ages = [
+        dt.timedelta(0),
+        dt.timedelta(days=1, seconds=-1),
+        dt.timedelta(days=1),
+        dt.timedelta(days=7),
+        dt.timedelta(days=29),
+        dt.timedelta(days=30),
+        dt.timedelta(days=365),
+        dt.timedelta(seconds=-1),
+    ]
+    frame = pl.DataFrame(
+        {"issued_at": ISSUED, "published_at": [ISSUED - a for a in ages]}
+    )
+    buckets = frame.select(age_buckets())["age_bucket"]
+    assert buckets.to_list() == [
+        "<1d",
+        "<1d",
+        "1d-7d",
+        "7d-30d",
+        "7d-30d",
+        "30d-365d",
+        ">=365d",
+        "future",
+    ]
+    assert buckets.dtype == pl.Enum(age_labels())
+
+
+def test_age_buckets_unknown_when_either_time_is_null() -> None:
+    frame = pl.DataFrame(
+        {
+            "issued_at": [ISSUED, None, ISSUED],
+            "published_at": [None, ISSUED, ISSUED],
+        },
+        schema={"issued_at": pl.Datetime("us"), "published_at": pl.Datetime("us")},
+    )
+    assert frame.select(age_buckets())["age_bucket"].to_list() == [
+        "unknown",
+        "unknown",
+        "<1d",
+    ]
+
+
+def test_age_buckets_as_of_replaces_the_query_time() -> None:
+    # no issued_at column is read with as_of; a date is read as its midnight
+    frame = pl.DataFrame({"pub": [dt.date(2024, 3, 1), dt.date(2024, 3, 9)]})
+    expr = age_buckets("pub", as_of="2024-03-10T00:00:00+01:00", name="age")
+    # as_of is 2024-03-09 23:00 UTC: 8 days 23 h and 23 h after
+    assert frame.select(expr)["age"].to_list() == ["7d-30d", "<1d"]
+    expr = age_buckets("pub", as_of=dt.date(2024, 3, 10), edges=("1d", "2w"))
+    assert frame.select(expr)["age_bucket"].to_list() == ["1d-2w", "1d-2w"]
+
+
+def test_age_labels_and_edges() -> None:
+    assert age_labels(["12h", dt.timedelta(hours=36), "2w"]) == [
+        "future",
+        "<12h",
+        "12h-36h",
+        "36h-2w",
+        ">=2w",
+        "unknown",
+    ]
+    assert age_labels("30d") == ["future", "<30d", ">=30d", "unknown"]
+
+
+@pytest.mark.parametrize(
+    ("edges", "message"),
+    [
+        (("7d", "1d"), "must be increasing"),
+        (("7d", "1w"), "must be increasing"),
+        ((), "must be increasing"),
+        (("0d",), "positive durations"),
+        (("1mo",), "write a year as '365d'"),
+        ((dt.timedelta(days=-1),), "positive durations"),
+        ((7,), "positive durations"),
+    ],
+)
+def test_bad_age_edges(edges: tuple[object, ...], message: str) -> None:
+    with pytest.raises(IrevalError, match=message):
+        age_buckets(edges=edges)  # type: ignore[arg-type]
+
+
+def test_bad_as_of() -> None:
+    with pytest.raises(IrevalError, match=r"as_of='last week' is not a point in time"):
+        age_buckets(as_of="last week")
