@@ -23,7 +23,7 @@ from ireval_df.offline.engine import (
     ranked_rows,
 )
 from ireval_df.offline.evaluation import deduplicate
-from ireval_df.schema.coerce import as_queries, as_run
+from ireval_df.schema.coerce import as_docs, as_queries, as_run
 from ireval_df.stats.frames import check_choice, output, slice_columns
 
 if TYPE_CHECKING:
@@ -53,6 +53,9 @@ _PAIRS = ["n_inverted_pairs", "n_calibration_pairs", "n_freshness_pairs"]
 _COUNTS = [*_DOCS, *_PAIRS]
 _KEYS = ["run_id", "query_id"]
 _KEPT = "__ireval_kept"
+_FOUND = "__ireval_doc"
+#: The document attribute each pair subset needs
+ATTRIBUTES = {"calibration": "source_type", "freshness": "published_at"}
 
 Duplicates = Literal["error", "first", "max"]
 
@@ -66,6 +69,7 @@ def failures(
     queries: Any = None,
     by: str | Sequence[str] | None = None,
     columns: Mapping[str, str] | None = None,
+    docs: Any = None,
     stages: Sequence[str] | None = None,
     stage_depth: int | None = None,
     intents: Any = None,
@@ -85,9 +89,12 @@ def failures(
       so ``n_top_k + n_candidate + n_scoring + n_dropped == n_relevant``
       always;
     - **inverted pair**: two judged documents (any grade >= 0) both in the
-      top ``k``, the one of lower grade ranked above the one of higher grade;
-      its **calibration** and **freshness** subsets need document attributes
-      and are null until they are given;
+      top ``k``, the one of lower grade ranked above the one of higher grade.
+      With ``docs``: a **calibration** pair when the two documents'
+      ``source_type`` differ (scores of two sources are not on one scale),
+      a **freshness** pair when the lower-ranked, more relevant document is
+      the newer (``published_at``); a pair with a document whose attribute
+      is unknown is neither;
     - **intent failure** (qrels with an ``intent`` column): the top ``k``
       holds a document relevant to some intent of the query, but none
       relevant to its primary intent.
@@ -112,9 +119,19 @@ def failures(
         Query attributes joined onto the result (needed for ``by``).
     by : str or list of str, optional
         Summarise per run and slice instead of per query; ``[]`` gives one
-        row per run.
+        row per run. A column of ``queries`` slices queries; a column of
+        ``docs`` slices documents: each relevant document counts in the
+        slice of its own attribute, each inverted pair in that of its
+        lower-ranked document, and a query is a unit of every such slice
+        it has a document in (a document ``docs`` does not hold has a null
+        slice).
     columns : mapping, optional
         Renames for the run's columns, e.g. ``{"qid": "query_id"}``.
+    docs : frame or path, optional
+        Document attributes (:func:`ireval_df.read_docs`: ``doc_id``, or
+        ``query_id, doc_id``, then ``source_type``, ``published_at``, ...):
+        needed for the calibration and freshness counts (each is null
+        without its column) and for document slices.
     stages : list of str, optional
         The run ids of one pipeline's stages, earliest first, e.g.
         ``["bm25", "rerank"]``: turns on the ``dropped`` kind. The input
@@ -136,14 +153,16 @@ def failures(
         Per query (``by`` None): ``run_id, query_id, n_relevant, n_top_k,
         n_candidate, n_scoring, n_dropped, n_inverted_pairs,
         n_calibration_pairs, n_freshness_pairs`` (Int64; the last two null
-        without document attributes), ``intent_failure`` (Boolean; null when
+        without ``docs`` or its attribute), ``intent_failure`` (Boolean; null when
         the qrels have no intent column, or the query no relevant document
         for any intent) and ``failure`` (String, one of ``FAILURES``), then
         the query attributes. Every query of the qrels counts for every
         run; one a run did not answer has all its relevant documents as
         candidate failures (or dropped, on a last stage).
 
-        Per slice (``by`` given): ``run_id, [by...], n_queries``, the sums
+        Per slice (``by`` given): ``run_id, [by...], n_queries`` (the
+        queries, or for document slices the queries with a document in the
+        slice), the sums
         of the counts above, then the rates: ``candidate_rate,
         scoring_rate, dropped_rate`` (the share of relevant documents lost
         to each kind), ``inverted_rate, calibration_rate, freshness_rate``
@@ -157,11 +176,13 @@ def failures(
     OptionError
         ``k``, ``rel`` or ``stage_depth`` not a positive whole number; bad
         ``stages`` (fewer than two, repeated, not runs of the input);
-        ``stage_depth`` without ``stages``; ``by`` without ``queries``;
-        ``intents`` with qrels that have no intent column.
+        ``stage_depth`` without ``stages``; ``by`` without ``queries`` or
+        ``docs``; ``intents`` with qrels that have no intent column.
     SchemaError
-        A ``by`` column is not in ``queries``; unusable run, qrels, queries
-        or intents (as :func:`ireval_df.evaluate`).
+        A ``by`` column in neither ``queries`` nor ``docs``, or in both;
+        ``docs`` with neither ``source_type``, ``published_at`` nor a
+        ``by`` column; unusable run, qrels, queries, docs or intents (as
+        :func:`ireval_df.evaluate`).
     DataError
         A document twice in one ranking (``duplicates="error"``), or judged
         twice for one intent of a query.
@@ -169,8 +190,11 @@ def failures(
     Warns
     -----
     IrevalWarning
-        Qrels rows without an intent; queries ``intents`` does not list;
-        repeated documents dropped by ``duplicates``.
+        Documents looked up (the judged top ``k``, and the relevant
+        documents for document slices) that ``docs`` does not hold or holds
+        without an attribute, counted in one warning; qrels rows without an
+        intent; queries ``intents`` does not list; repeated documents
+        dropped by ``duplicates``.
 
     Notes
     -----
@@ -217,22 +241,18 @@ def failures(
         )
         raise OptionError(msg)
     slices = slice_columns(by)
-    if by is not None and slices and queries is None:
+    if slices and queries is None and docs is None:
         msg = (
-            f"failures(by={slices!r}) needs queries= (the table holding the slice "
-            "columns).\n  Hint: pass queries='data/queries.tsv' or a frame with "
-            "query_id and the attributes."
+            f"failures(by={slices!r}) needs queries= or docs= (the table holding "
+            "the slice columns).\n  Hint: pass queries='data/queries.tsv' or a "
+            "frame with query_id and the attributes, or docs= with doc_id and "
+            "document attributes such as source_type."
         )
         raise OptionError(msg)
     attributes = None if queries is None else as_queries(queries).collect()
-    if attributes is not None:
-        absent = [c for c in slices if c not in attributes.columns]
-        if absent:
-            msg = (
-                f"by column(s) {absent!r} are not in the queries table (found "
-                f"{attributes.columns!r}).\n  Hint: choose slice columns of queries=."
-            )
-            raise SchemaError(msg)
+    documents_lf = None if docs is None else as_docs(docs)
+    query_by, doc_by = _slices(slices, attributes, documents_lf)
+    known = _known(documents_lf, doc_by)
     judged = read_judgments(qrels)
     if intents is not None and judged.intents is None:
         msg = (
@@ -257,10 +277,16 @@ def failures(
     )
     runs = pl.DataFrame({"run_id": run_ids}, schema={"run_id": pl.String})
     documents = _documents(ranked, labelled, runs, found, k, rel)
-    top = ranked.lazy().filter((pl.col("rank") <= k) & (pl.col("label") >= 0))
-    pairs = inverted_pairs(top).collect()
+    top = ranked.filter((pl.col("rank") <= k) & (pl.col("label") >= 0))
+    if documents_lf is not None:
+        wanted = list(dict.fromkeys([*(ATTRIBUTES[kind] for kind in known), *doc_by]))
+        top = _attach(top, documents_lf, wanted)
+        if doc_by:
+            documents = _attach(documents, documents_lf, wanted)
+        _warn_unknown(top, documents if doc_by else None, wanted)
+    pairs = inverted_pairs(top.lazy(), doc_by).collect()
     grid = runs.join(labelled.select("query_id").unique(), how="cross")
-    per_query = _counted(grid, documents, pairs, _KEYS, known=())
+    per_query = _counted(grid, documents, pairs, _KEYS, known=known)
     if judged.intents is None:
         per_query = per_query.with_columns(
             pl.lit(None, dtype=pl.Boolean).alias("intent_failure")
@@ -280,17 +306,131 @@ def failures(
         .select(*_KEYS, *_COUNTS, "intent_failure", "failure")
         .sort(_KEYS)
     )
-    if attributes is not None:
-        per_query = per_query.join(
-            attributes, on="query_id", how="left", maintain_order="left"
-        )
     settings: dict[str, Any] = {"failures_k": k, "rel": rel}
     if found is not None:
         settings.update(stages=list(found.stages), stage_depth=found.depth)
     if by is None:
+        if attributes is not None:
+            per_query = per_query.join(
+                attributes, on="query_id", how="left", maintain_order="left"
+            )
         return output(per_query, run, settings)
+    units = per_query
+    if doc_by:  # a query is a unit in each document slice it has documents in
+        keys = [*_KEYS, *doc_by]
+        present = pl.concat(
+            [documents.select(keys), pairs.select(keys)], how="vertical"
+        ).unique()
+        units = _counted(present, documents, pairs, keys, known=known).join(
+            per_query.select(*_KEYS, "intent_failure", "failure"), on=_KEYS
+        )
+    if query_by and attributes is not None:
+        units = units.join(
+            attributes.select("query_id", *query_by), on="query_id", how="left"
+        )
     settings["failures_by"] = slices
-    return output(_summary(per_query, slices), run, settings)
+    return output(_summary(units, slices), run, settings)
+
+
+def _slices(
+    slices: list[str],
+    attributes: pl.DataFrame | None,
+    documents: pl.LazyFrame | None,
+) -> tuple[list[str], list[str]]:
+    """Split the ``by`` columns into query attributes and document attributes."""
+    in_queries = [] if attributes is None else attributes.columns
+    in_docs = [] if documents is None else documents.collect_schema().names()
+    both = [c for c in slices if c in in_queries and c in in_docs]
+    if both:
+        msg = (
+            f"by column(s) {both!r} are in both the queries and the docs table, "
+            "so it is not clear which to slice by.\n  Hint: rename one of them."
+        )
+        raise SchemaError(msg)
+    absent = [c for c in slices if c not in in_queries and c not in in_docs]
+    if absent:
+        tables = [
+            f"the {name} table ({found!r})"
+            for name, found in (("queries", in_queries), ("docs", in_docs))
+            if found
+        ]
+        msg = (
+            f"by column(s) {absent!r} are not in {' or '.join(tables)}.\n"
+            "  Hint: choose slice columns of queries= (query attributes) or docs= "
+            "(document attributes)."
+        )
+        raise SchemaError(msg)
+    return [c for c in slices if c in in_queries], [c for c in slices if c in in_docs]
+
+
+def _known(documents: pl.LazyFrame | None, doc_by: list[str]) -> list[str]:
+    """List the pair subsets the documents table can tell (see ``ATTRIBUTES``)."""
+    if documents is None:
+        return []
+    names = documents.collect_schema().names()
+    known = [kind for kind, column in ATTRIBUTES.items() if column in names]
+    if not known and not doc_by:
+        msg = (
+            f"docs= has neither {' nor '.join(map(repr, ATTRIBUTES.values()))} "
+            f"(found {names!r}), and no by column is in it: it tells failures() "
+            "nothing.\n  Hint: rename the columns, e.g. docs.rename({'type': "
+            "'source_type', 'date': 'published_at'}), or leave docs out."
+        )
+        raise SchemaError(msg)
+    return known
+
+
+def _attach(
+    rows: pl.DataFrame, documents: pl.LazyFrame, wanted: Sequence[str]
+) -> pl.DataFrame:
+    """Join the ``wanted`` document attributes onto ``rows`` (null when unknown).
+
+    By ``doc_id``, or by ``query_id`` and ``doc_id`` when the table holds
+    attributes per query. ``_FOUND`` is true on the rows the table has.
+    """
+    names = documents.collect_schema().names()
+    key = ["query_id", "doc_id"] if "query_id" in names else ["doc_id"]
+    needed = rows.select(key).unique()
+    table = (
+        documents.select(*key, *dict.fromkeys(wanted))
+        .join(needed.lazy(), on=key, how="semi")
+        .with_columns(pl.lit(value=True).alias(_FOUND))
+        .collect()
+    )
+    return rows.drop(_FOUND, strict=False).join(table, on=key, how="left")
+
+
+def _warn_unknown(
+    top: pl.DataFrame, documents: pl.DataFrame | None, wanted: Sequence[str]
+) -> None:
+    """Count, in one warning, the documents looked up that docs= cannot tell about."""
+    looked_up = [top.select("query_id", "doc_id", _FOUND, *wanted)]
+    if documents is not None:
+        looked_up.append(documents.select("query_id", "doc_id", _FOUND, *wanted))
+    rows = pl.concat(looked_up, how="vertical_relaxed").unique(["query_id", "doc_id"])
+    absent = rows.filter(pl.col(_FOUND).is_null())
+    present = rows.filter(pl.col(_FOUND).is_not_null())
+    blanks = {
+        column: present[column].null_count()
+        for column in dict.fromkeys(wanted)
+        if present[column].null_count()
+    }
+    if not absent.height and not blanks:
+        return
+    parts = []
+    if absent.height:
+        example = absent.sort("query_id", "doc_id").row(0, named=True)
+        parts.append(
+            f"{absent.height} of the {rows.height} documents failures() looks up "
+            f"are not in docs= (e.g. doc {example['doc_id']!r} of query "
+            f"{example['query_id']!r})"
+        )
+    parts += [f"{n} have no {column}" for column, n in blanks.items()]
+    warn(
+        "; ".join(parts) + ": a pair with such a document counts as neither a "
+        "calibration nor a freshness pair, and a document slice of theirs is "
+        "null.\n  Hint: add the missing documents and attributes to docs=."
+    )
 
 
 def _deduplicated(
@@ -383,7 +523,10 @@ def _counted(
             for kind in ("calibration", "freshness")
         ),
     )
-    out = units.join(counts, on=keys, how="left").join(pair_counts, on=keys, how="left")
+    # a document the docs table does not know has a null slice, a unit too
+    out = units.join(counts, on=keys, how="left", nulls_equal=True).join(
+        pair_counts, on=keys, how="left", nulls_equal=True
+    )
     return out.with_columns(
         *(pl.col(c).fill_null(0) for c in [*_DOCS, "n_inverted_pairs"]),
         *(

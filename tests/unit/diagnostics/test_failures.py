@@ -411,3 +411,131 @@ def test_trace_errors():
     )
     with pytest.raises(OptionError, match="would name a column of the trace"):
         ie.trace(clash, STAGE_QRELS, stages=["doc_id", "rerank"])
+
+
+# Query 1 ranks a (grade 0), b (1), c (2), d (3): every pair is inverted (6).
+# Documents: a web 2020, b news 2021, c web 2019; d is not in the table.
+DOC_RUN = pl.DataFrame(
+    {"query_id": "1", "doc_id": ["a", "b", "c", "d"], "score": [4.0, 3.0, 2.0, 1.0]}
+)
+DOC_QRELS = pl.DataFrame(
+    {"query_id": "1", "doc_id": ["a", "b", "c", "d"], "relevance": [0, 1, 2, 3]}
+)
+DOCS = pl.DataFrame(
+    {
+        "doc_id": ["a", "b", "c"],
+        "source_type": ["web", "news", "web"],
+        "published_at": ["2020-01-01", "2021-01-01", "2019-01-01"],
+    }
+)
+
+
+def test_calibration_and_freshness_pairs_need_document_attributes():
+    # (upper, lower) pairs: (a, b) web/news, b newer -> calibration, freshness;
+    # (a, c) web/web, c older -> neither; (b, c) news/web, c older ->
+    # calibration; (a, d), (b, d), (c, d): d unknown -> neither
+    with pytest.warns(IrevalWarning, match=r"1 of the 4 documents .* not in docs="):
+        row = failures(DOC_RUN, DOC_QRELS, k=4, docs=DOCS).row(0, named=True)
+    assert (
+        row["n_inverted_pairs"],
+        row["n_calibration_pairs"],
+        row["n_freshness_pairs"],
+    ) == (6, 2, 1)
+    # nothing lost: the larger subset of the pairs is the dominant kind
+    assert row["failure"] == "calibration"
+    # one source type for all: freshness only
+    same = DOCS.with_columns(source_type=pl.lit("web"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrevalWarning)
+        row = failures(DOC_RUN, DOC_QRELS, k=4, docs=same).row(0, named=True)
+        assert (row["n_calibration_pairs"], row["failure"]) == (0, "freshness")
+        # without published_at, freshness pairs are unknown (null), not zero
+        row = failures(DOC_RUN, DOC_QRELS, k=4, docs=DOCS.drop("published_at")).row(
+            0, named=True
+        )
+    assert (row["n_calibration_pairs"], row["n_freshness_pairs"]) == (2, None)
+
+
+def test_documents_per_query_and_documents_slices():
+    # attributes given per (query, document): d is known here
+    per_query_docs = pl.concat(
+        [
+            DOCS,
+            pl.DataFrame(
+                {
+                    "doc_id": ["d"],
+                    "source_type": ["news"],
+                    "published_at": ["2018-01-01"],
+                }
+            ),
+        ]
+    ).with_columns(query_id=pl.lit("1"))
+    row = failures(DOC_RUN, DOC_QRELS, k=4, docs=per_query_docs).row(0, named=True)
+    # (a, d) web/news, (c, d) web/news -> 2 more calibration pairs; d is oldest
+    assert (row["n_calibration_pairs"], row["n_freshness_pairs"]) == (4, 1)
+    # k=2: c and d below k (scoring); by source type of the document: relevant
+    # b (news, top 2), d (news, scoring), c (web, scoring); pairs counted in
+    # the slice of their lower-ranked document: (a, b) in news
+    out = failures(DOC_RUN, DOC_QRELS, k=2, docs=per_query_docs, by="source_type")
+    rows = {r["source_type"]: r for r in out.iter_rows(named=True)}
+    assert set(rows) == {"news", "web"}
+    news, web = rows["news"], rows["web"]
+    assert (
+        news["n_queries"],
+        news["n_relevant"],
+        news["n_top_k"],
+        news["n_scoring"],
+    ) == (1, 2, 1, 1)
+    assert (web["n_relevant"], web["n_scoring"], web["scoring_rate"]) == (1, 1, 1.0)
+    assert (news["n_inverted_pairs"], news["n_calibration_pairs"]) == (1, 1)
+    assert (web["n_inverted_pairs"], web["calibration_rate"]) == (0, 0.0)
+    # the query's dominant kind is counted in each slice it has documents in
+    assert news["queries_scoring"] == web["queries_scoring"] == 1
+
+
+def test_document_slices_mixed_with_query_slices_and_unknown_documents():
+    queries = pl.DataFrame({"query_id": ["1"], "lang": ["en"]})
+    with pytest.warns(IrevalWarning, match="not in docs="):
+        out = failures(
+            DOC_RUN,
+            DOC_QRELS,
+            k=4,
+            docs=DOCS,
+            queries=queries,
+            by=["lang", "source_type"],
+        )
+    # d is not in the table: its slice is null, never dropped
+    assert out.select("lang", "source_type", "n_relevant").rows() == [
+        ("en", "news", 1),
+        ("en", "web", 1),
+        ("en", None, 1),
+    ]
+    assert out["n_relevant"].sum() == 3
+
+
+def test_bad_documents_tables():
+    with pytest.raises(
+        SchemaError, match="docs= has neither 'source_type' nor 'published_at'"
+    ):
+        failures(DOC_RUN, DOC_QRELS, docs=DOCS.select("doc_id", kind="source_type"))
+    both = DOCS.with_columns(lang=pl.lit("en"))
+    queries = pl.DataFrame({"query_id": ["1"], "lang": ["en"]})
+    with pytest.raises(
+        SchemaError, match=r"\['lang'\] are in both the queries and the docs"
+    ):
+        failures(DOC_RUN, DOC_QRELS, docs=both, queries=queries, by="lang")
+    with pytest.raises(SchemaError, match=r"\['topic'\] are not in the docs table"):
+        failures(DOC_RUN, DOC_QRELS, docs=DOCS, by="topic")
+    with pytest.raises(OptionError, match="needs queries= or docs="):
+        failures(DOC_RUN, DOC_QRELS, by="source_type")
+
+
+def test_documents_without_an_attribute_are_counted_in_the_warning():
+    blank = DOCS.with_columns(
+        source_type=pl.when(pl.col("doc_id") == "b").then(None).otherwise("source_type")
+    )
+    with pytest.warns(IrevalWarning, match="1 have no source_type") as caught:
+        row = failures(DOC_RUN, DOC_QRELS, k=4, docs=blank).row(0, named=True)
+    assert len([w for w in caught if "docs=" in str(w.message)]) == 1
+    # (a, b) and (b, c) no longer tell a calibration pair
+    assert row["n_calibration_pairs"] == 0
