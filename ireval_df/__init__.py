@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ireval_df.stats import (
         age_buckets,
         compare,
+        headroom,
         length_buckets,
         position_buckets,
         quantile_bins,
@@ -51,6 +52,7 @@ __all__ = [
     "errors",
     "evaluate",
     "failures",
+    "headroom",
     "length_buckets",
     "list_metrics",
     "parse_metric",
@@ -77,6 +79,7 @@ __all__ = [
 _LAZY = {
     "age_buckets": "ireval_df.stats",
     "compare": "ireval_df.stats",
+    "headroom": "ireval_df.stats",
     "length_buckets": "ireval_df.stats",
     "position_buckets": "ireval_df.stats",
     "quantile_bins": "ireval_df.stats",
