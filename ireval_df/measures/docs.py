@@ -110,6 +110,11 @@ def _entry(info: MeasureInfo) -> list[str]:
         reach = "; " + (
             "needs the rank of every retrieved document" if full else _PARTIAL
         )
+        if info.options.get("doc_slices", False):
+            reach += (
+                "; restricted to a slice of the documents by "
+                "`evaluate(..., by_doc=...)` ([slices.md](slices.md))"
+            )
     lines += [
         f"Range: {'-inf' if low is None else format_value(low)} to "
         f"{'inf' if high is None else format_value(high)}{reach}.",

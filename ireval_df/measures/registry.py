@@ -369,7 +369,11 @@ def declare(
     validate : callable, optional
         Extra checks on a parsed spec; raises ``MetricSpecError``.
     **options
-        Settings only the family reads (offline: ``full_sort``).
+        Settings only the family reads (offline: ``full_sort``; and for
+        the metrics ``evaluate(..., by_doc=...)`` restricts to a slice of
+        the documents, ``doc_slices``, how: ``"engine"``, ``"top"`` or
+        ``"qrels"``, see :mod:`ireval_df.offline.doc_slices`, with
+        ``slice_denominator``, the metric whose zero leaves it undefined).
 
     Returns
     -------

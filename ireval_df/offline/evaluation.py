@@ -25,6 +25,13 @@ from ireval_df.errors import (
 )
 from ireval_df.measures import parse_metrics
 from ireval_df.offline.conventions import TIE_RULE, UNJUDGED_AT, UNJUDGED_WARN
+from ireval_df.offline.doc_slices import (
+    DocSlicing,
+    SlicePart,
+    assemble,
+    doc_slicing,
+    slice_part,
+)
 from ireval_df.offline.engine import (
     MISSING,
     EngineOptions,
@@ -33,6 +40,7 @@ from ireval_df.offline.engine import (
     may_repeat,
     per_query_wide,
 )
+from ireval_df.offline.plan import KEYS
 from ireval_df.schema.coerce import as_qrels, as_queries, as_run
 
 if TYPE_CHECKING:
@@ -75,6 +83,9 @@ def evaluate(
     buckets: int | Literal["auto"] = "auto",
     warn_unjudged: float | None = UNJUDGED_WARN,
     compat: Compat = "10",
+    docs: Any = None,
+    by_doc: Any = None,
+    as_of: Any = None,
 ) -> Any:
     """Score runs against qrels: one row per run, query and metric.
 
@@ -137,13 +148,28 @@ def evaluate(
         average (the metrics count them as non-relevant); None never warns.
         Sparse qrels (MS MARCO, BEIR: often above 0.9) are made that way:
         pass None, or a higher share, to keep the warning for real surprises.
+    docs : frame or path, optional
+        Document attributes, ``doc_id`` (or ``query_id, doc_id``) and any
+        columns (:func:`ireval_df.read_docs`), for ``by_doc``.
+    by_doc : str, polars.Expr, or a list of these, optional
+        Score each (run, query, slice of the documents): a column of
+        ``docs``, several, or an expression over them such as
+        :func:`ireval_df.age_buckets` (which reads the query's ``issued_at``
+        from ``queries``, or ``as_of``). The result gains the slice columns.
+        Only ``P@k``, ``R@k``, ``nDCG@k``, ``Share@k`` and ``RelShare``
+        (metrics registered with ``doc_slices``) can be sliced; see Notes.
+    as_of : datetime, date or str, optional
+        The time of every query that has no ``issued_at`` in ``queries``,
+        for ages in ``by_doc``.
 
     Returns
     -------
     Frame of the same kind as ``run`` (polars, pandas; lazy stays lazy)
         ``run_id, query_id, metric, value`` and the query attributes, sorted
         by run, query (byte order) and the order of ``metrics``. Queries only
-        in the run are ignored (with a warning).
+        in the run are ignored (with a warning). With ``by_doc``:
+        ``run_id, query_id, <slice columns>, metric, value`` and the query
+        attributes, sorted by run, query, slice and metric.
 
     Raises
     ------
@@ -154,10 +180,20 @@ def evaluate(
     AlignmentError
         Run and qrels share no query, or ``missing="error"`` and a query is
         missing.
+    OptionError
+        ``by_doc`` without ``docs`` (or the reverse), a metric that cannot be
+        sliced by document, ``by_doc`` naming a column ``docs`` lacks.
+
+    Warns
+    -----
+    IrevalWarning
+        Queries on one side only; repeated documents dropped; a mostly
+        unjudged top 10; with ``by_doc``, documents absent from ``docs``.
 
     See Also
     --------
     summarize : means per run (and slice) with confidence intervals.
+    read_docs, age_buckets : document attributes and ages for ``by_doc``.
 
     Notes
     -----
@@ -170,6 +206,24 @@ def evaluate(
     ``group_by``. With ``buckets`` above 1 this runs once per group of
     queries. Rank is derived from the score, ties broken by ``doc_id``
     descending in byte order, exactly as trec_eval; row order never matters.
+
+    Document slices (``by_doc``) keep each document at the rank the whole
+    ranking gave it; for a slice S of a query with relevant documents
+    ``Rel`` (grade >= ``rel``) and the top k ``Top``:
+
+    - ``P@k = |Top & S & Rel| / k``, so a query's slices add up to ``P@k``;
+    - ``R@k = |Top & S & Rel| / |S & Rel|``, no row when ``S & Rel`` is empty;
+    - ``nDCG@k``: the DCG of the documents of S in the top k at their
+      original ranks, over the ideal DCG of S's judged documents; no row
+      when that ideal is 0;
+    - ``Share@k = |Top & S| / k``; ``RelShare = |S & Rel| / |Rel|``, no row
+      when ``Rel`` is empty.
+
+    Every (run, query) gets a row for every slice seen in the call (in the
+    top k of a run, or among the judged documents), so means over queries
+    (``summarize(by=...)``) average over the same queries for every run.
+    Re-ranking each slice on its own (P@k of the slice's own top k) is the
+    other definition in use; ``docs/slices.md`` compares the two.
 
     Examples
     --------
@@ -200,6 +254,8 @@ def evaluate(
         msg = f"depth must be a positive whole number, found {depth!r}."
         raise OptionError(msg)
     specs = parse_metrics(metrics, family="offline")
+    attributes = None if queries is None else as_queries(queries).collect()
+    slicing = _doc_slicing(docs, by_doc, as_of, specs, attributes)
     if buckets == "auto":
         buckets = choose_buckets(_input_rows(run), memory_budget())
     elif isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
@@ -228,9 +284,9 @@ def evaluate(
             columns=columns,
             warn_unjudged=warn_unjudged,
             compat=compat,
+            slicing=slicing,
         )
-    if queries is not None:
-        attributes = as_queries(queries).collect()
+    if attributes is not None:
         long = long.join(attributes, on="query_id", how="left", maintain_order="left")
     settings = {
         "ties": TIE_RULE,
@@ -244,11 +300,43 @@ def evaluate(
         "duplicates_dropped": dropped,
         "buckets": buckets,
         "compat": compat,
+        "by_doc": None if slicing is None else slicing.names,
         "trec_eval_reference": TREC_EVAL_REFERENCE,
         "ireval_df": version_of("ireval-df"),
         "polars": POLARS_VERSION,
     }
     return _provenance.output(long, run, settings)
+
+
+def _doc_slicing(
+    docs: Any,
+    by_doc: Any,
+    as_of: Any,
+    specs: list[Metric],
+    attributes: pl.DataFrame | None,
+) -> DocSlicing | None:
+    """Check the document-slice options together; None without ``by_doc``."""
+    if by_doc is None:
+        unused = "docs=" if docs is not None else "as_of=" if as_of is not None else ""
+        if unused:
+            msg = (
+                f"{unused} is used only with by_doc=, which is not given.\n"
+                f"  Hint: pass by_doc= a column of docs (e.g. by_doc='source_type') "
+                f"or an expression such as ie.age_buckets()."
+            )
+            raise OptionError(msg)
+        return None
+    if docs is None:
+        msg = (
+            f"by_doc={by_doc!r} slices by document attributes, but docs= is not "
+            f"given.\n  Hint: pass docs= a table or file with doc_id and the "
+            f"attribute columns (see ie.read_docs)."
+        )
+        raise OptionError(msg)
+    names = [] if attributes is None else attributes.columns[1:]
+    return doc_slicing(
+        docs, by_doc, specs, queries=attributes, as_of=as_of, attributes=names
+    )
 
 
 def _input_rows(run: Any) -> int:
@@ -292,6 +380,7 @@ def _evaluate_buckets(
     columns: Mapping[str, str] | None,
     warn_unjudged: float | None,
     compat: Compat,
+    slicing: DocSlicing | None = None,
 ) -> tuple[pl.DataFrame, dict[str, int], int]:
     """Read the inputs and evaluate them bucket by bucket: the long frame, counts, rows dropped."""
     # one bucket: read a lazy input (Parquet) into memory once, not per pass
@@ -323,6 +412,7 @@ def _evaluate_buckets(
         stats = _alignment(pairs, qrels_lf, missing)
         run_ids = pairs.select("run_id").unique().lazy()  # a run may miss a bucket
     wides, dropped = [], 0
+    parts: list[SlicePart] = []
     # a bar on a terminal, for buckets (each a pass over the files)
     bar = Progress(buckets, "evaluating buckets", work=None if buckets > 1 else 0)
     with bar:
@@ -336,6 +426,8 @@ def _evaluate_buckets(
                 duplicates,
                 stats,
                 run_ids,
+                slicing,
+                parts,
             )
             wides.append(wide)
             dropped += extra
@@ -352,6 +444,8 @@ def _evaluate_buckets(
     )
     if warn_unjudged is not None:
         _warn_unjudged(wide, warn_unjudged)
+    if slicing is not None:
+        return assemble(slicing, parts, wide.select(*KEYS)), stats, dropped
 
     names = [str(m) for m in specs]
     # wide is sorted by run and query: one list per row, exploded, keeps that
@@ -404,13 +498,16 @@ def _evaluate_part(
     duplicates: Duplicates,
     stats: dict[str, int],
     run_ids: pl.LazyFrame | None,
+    slicing: DocSlicing | None = None,
+    parts: list[SlicePart] | None = None,
 ) -> tuple[pl.DataFrame, dict[str, int], int]:
     """Evaluate one part: its wide frame, the alignment counts, the rows dropped.
 
     Repeated documents are rejected or dropped (``duplicates``) first.
     ``stats`` are the counts already known (from every bucket at once), or
     empty: then this part's rankings give them, and the alignment problems
-    are reported before the metrics are computed.
+    are reported before the metrics are computed. With ``slicing``, the
+    part's document slices are scored too and appended to ``parts``.
     """
     rankings = find_rankings(run, options, repeats=True)
     counts = _repeats(run, rankings)
@@ -423,6 +520,11 @@ def _evaluate_part(
     wide_lf = per_query_wide(
         metrics, run, qrels, options, rankings=rankings, run_ids=run_ids
     )
+    if slicing is not None and parts is not None:
+        ids = run_ids if run_ids is not None else rankings.sizes.lazy()
+        parts.append(
+            slice_part(slicing, run, qrels, options, ids.select("run_id").unique())
+        )
     return wide_lf.collect(), stats, dropped
 
 

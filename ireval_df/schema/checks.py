@@ -348,13 +348,15 @@ def _time(col: Column, checks: list[Check]) -> pl.Expr:
     text = expr.cast(pl.String)
     parsed = _parse_time(text)
     bad = text.is_not_null() & parsed.is_null()
+    # the row's keys: a query's, or a document's (per query, maybe)
+    keys = ("query_id", "doc_id") if col.canon == "published_at" else ("query_id",)
 
     def error(n: int, row: dict[str, Any]) -> IrevalError:
         values = "value" if n == 1 else "values"
         return DataError(
             f"{col.label} column {col.name} has {n} {values} that "
             f"{'is' if n == 1 else 'are'} not a date or time, e.g. "
-            f"{row[col.canon]!r} ({_example(row, 'query_id', 'doc_id')}); "
+            f"{row[col.canon]!r} ({_example(row, *keys)}); "
             f"{'it is' if n == 1 else 'they are'} left null (age 'unknown').\n"
             f"  Hint: write them as ISO-8601, e.g. '2024-01-31' or "
             f"'2024-01-31T12:00:00Z', or parse them first with "

@@ -119,7 +119,11 @@ def paired_values(
     slices: Sequence[str],
     missing: Missing,
 ) -> pl.DataFrame:
-    """Pair each run's per-query values with its baseline's, by query id.
+    """Pair each run's per-query values with its baseline's, by query id and slice.
+
+    The slices are part of the key: a query has one value per slice of the
+    documents (``evaluate(..., by_doc=...)``), and the same value in every
+    slice of the queries it belongs to.
 
     Returns ``__pair, query_id, metric, slices..., __x, __y, __missing``,
     where ``__missing`` marks a query present in only one of the two runs,
@@ -136,20 +140,20 @@ def paired_values(
     base = frame.select("run_id", "query_id", "metric", "value", *slices).with_columns(
         pl.col("run_id").cast(pl.String), pl.col("value").cast(pl.Float64)
     )
-    other = {s: f"__b{i}" for i, s in enumerate(slices)}
     left = pair_frame.join(base.rename({"value": "__x"}), on="run_id").drop(
         "run_id", "baseline"
     )
     right = pair_frame.join(
-        base.rename({"run_id": "baseline", "value": "__y", **other}), on="baseline"
+        base.rename({"run_id": "baseline", "value": "__y"}), on="baseline"
     ).drop("run_id", "baseline")
-    paired = (
-        left.join(right, on=["__pair", "query_id", "metric"], how="full", coalesce=True)
-        .with_columns(
-            *[pl.coalesce(s, other[s]).alias(s) for s in slices],
-            (pl.col("__x").is_null() | pl.col("__y").is_null()).alias("__missing"),
-        )
-        .drop(list(other.values()))
+    paired = left.join(
+        right,
+        on=["__pair", "query_id", "metric", *slices],
+        how="full",
+        coalesce=True,
+        nulls_equal=True,
+    ).with_columns(
+        (pl.col("__x").is_null() | pl.col("__y").is_null()).alias("__missing"),
     )
     absent = paired.filter(pl.col("__missing"))
     if absent.height and missing == "error":

@@ -96,7 +96,9 @@ def check_unique(frame: pl.DataFrame, keys: Sequence[str]) -> None:
         msg = (
             f"per-query results hold {repeated.height} repeated {tuple(keys)!r} keys, "
             f"e.g. {shown} x{example['len']}; each must appear once.\n"
-            "  Hint: if several evaluations were stacked, give each its own run_id."
+            "  Hint: if several evaluations were stacked, give each its own run_id; "
+            "a result sliced by document (evaluate(..., by_doc=...)) has a row "
+            "per slice: pass its slice columns as by=."
         )
         raise DataError(msg)
 

@@ -10,6 +10,7 @@ from ireval_df.errors import OptionError
 from ireval_df.stats.distributions import GM_FLOOR, t_ppf
 from ireval_df.stats.frames import (
     check_choice,
+    check_unique,
     declared,
     metric_table,
     output,
@@ -96,6 +97,10 @@ def summarize(
     ------
     SchemaError
         ``per_query`` lacks a needed column, or a ``by`` column.
+    DataError
+        A (run, query, metric) has several rows within one slice: stacked
+        results, or a result sliced by document summarized without its
+        slice columns in ``by``.
     MetricSpecError
         A metric name the registry does not know.
     IrevalError
@@ -149,6 +154,9 @@ def summarize(
     slices = slice_columns(by)
     frame = to_frame(per_query, ["run_id", "query_id", "metric", "value", *slices])
     frame, slices = reference_slice(frame, slices, "baseline")
+    # a query counted twice in a mean (stacked results, document slices
+    # without their by=) would weigh double
+    check_unique(frame, ["run_id", "query_id", "metric", *slices])
     metrics = [str(m) for m in frame["metric"].unique(maintain_order=True).to_list()]
     table = metric_table(
         metrics, higher_is_better=higher_is_better, aggregate=aggregate

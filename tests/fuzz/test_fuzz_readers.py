@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from ireval_df.errors import DataError, FormatError, IrevalError
 from ireval_df.io.files import shorten
-from ireval_df.schema import read_qrels, read_queries, read_run
+from ireval_df.schema import read_docs, read_qrels, read_queries, read_run
 from ireval_df.schema.lenient import as_lenient
 
 if TYPE_CHECKING:
@@ -44,6 +44,13 @@ RUN_SCHEMA = {
     "score": pl.Float64,
 }
 QRELS_SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int32}
+KINDS = ["run", "qrels", "queries", "docs"]
+READERS = {
+    "run": read_run,
+    "qrels": read_qrels,
+    "queries": read_queries,
+    "docs": read_docs,
+}
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +66,7 @@ def put(directory: Path, name: str, data: bytes) -> Path:
 
 def read_any(kind: str, path: Any) -> pl.DataFrame | None:
     """Read as ``kind``; None when an IrevalError says why not."""
-    reader = {"run": read_run, "qrels": read_qrels, "queries": read_queries}[kind]
+    reader = READERS[kind]
     try:
         frame = reader(path)
     except IrevalError:
@@ -79,10 +86,20 @@ def check_canonical(kind: str, frame: pl.DataFrame | None) -> None:
         assert dict(frame.schema) == QRELS_SCHEMA
         assert frame.null_count().sum_horizontal().item() == 0
         assert not frame.select("query_id", "doc_id").is_duplicated().any()
-    else:
+    elif kind == "queries":
         assert frame.columns[0] == "query_id"
         assert frame.schema["query_id"] == pl.String
         assert not frame["query_id"].is_duplicated().any()
+        if "issued_at" in frame.columns:
+            assert frame.schema["issued_at"] == pl.Datetime("us")
+    else:
+        keys = ["query_id", "doc_id"] if "query_id" in frame.columns else ["doc_id"]
+        assert frame.columns[: len(keys)] == keys
+        assert all(frame.schema[k] == pl.String for k in keys)
+        assert frame.select(keys).null_count().sum_horizontal().item() == 0
+        assert not frame.select(keys).is_duplicated().any()
+        if "published_at" in frame.columns:
+            assert frame.schema["published_at"] == pl.Datetime("us")
 
 
 # --------------------------------------------------------------------------
@@ -360,7 +377,7 @@ NAMES = (
 @given(
     data=st.binary(max_size=300),
     name=st.sampled_from(NAMES),
-    kind=st.sampled_from(["run", "qrels", "queries"]),
+    kind=st.sampled_from(KINDS),
 )
 def test_random_bytes_in_every_format(
     workdir: Path, data: bytes, name: str, kind: str
@@ -379,7 +396,7 @@ ALPHABET = st.sampled_from(
 @given(
     text=st.lists(ALPHABET, max_size=120).map("".join),
     name=st.sampled_from(NAMES[:6]),
-    kind=st.sampled_from(["run", "qrels", "queries"]),
+    kind=st.sampled_from(KINDS),
 )
 def test_random_text_in_every_text_format(
     workdir: Path, text: str, name: str, kind: str
@@ -414,6 +431,8 @@ HEADER = (
     "rank",
     "tag",
     "run_id",
+    "published_at",
+    "issued_at",
     "x",
     "",
 )
@@ -434,6 +453,8 @@ CELLS = (
     "true",
     "1e400",
     "9223372036854775808",
+    "2024-01-31",
+    "2024-01-31T12:00:00+02:00",
 )
 
 
@@ -452,7 +473,7 @@ def delimited(draw: st.DrawFn, separator: str) -> str:
 @FUZZ
 @given(
     text=delimited(","),
-    kind=st.sampled_from(["run", "qrels", "queries"]),
+    kind=st.sampled_from(KINDS),
     gz=st.booleans(),
 )
 def test_csv(workdir: Path, text: str, kind: str, gz: bool) -> None:
@@ -464,7 +485,7 @@ def test_csv(workdir: Path, text: str, kind: str, gz: bool) -> None:
 
 
 @FUZZ
-@given(text=delimited("\t"), kind=st.sampled_from(["run", "qrels", "queries"]))
+@given(text=delimited("\t"), kind=st.sampled_from(KINDS))
 def test_tsv(workdir: Path, text: str, kind: str) -> None:
     check_canonical(kind, read_any(kind, put(workdir, "t.tsv", text.encode())))
 
@@ -495,7 +516,7 @@ RECORDS = st.dictionaries(st.sampled_from(HEADER), JSON_VALUES, max_size=6)
         ),
         max_size=5,
     ),
-    kind=st.sampled_from(["run", "qrels", "queries"]),
+    kind=st.sampled_from(KINDS),
 )
 def test_json_lines(workdir: Path, lines: list[str], kind: str) -> None:
     path = put(workdir, "t.jsonl", "\n".join(lines).encode())
@@ -513,7 +534,7 @@ def test_json_lines(workdir: Path, lines: list[str], kind: str) -> None:
             max_size=3,
         ),
     ),
-    kind=st.sampled_from(["run", "qrels", "queries"]),
+    kind=st.sampled_from(KINDS),
 )
 def test_json(workdir: Path, value: Any, kind: str) -> None:
     path = put(workdir, "t.json", json.dumps(value).encode())
@@ -549,6 +570,8 @@ NAMES_OF_COLUMNS = (
     "rank",
     "run_id",
     "text",
+    "published_at",
+    "issued_at",
 )
 VALUES = {
     pl.String: st.sampled_from(["1", "001", "q1", "1.5", "nan", "", "\u00e9"]),
@@ -587,7 +610,7 @@ def frames(draw: st.DrawFn) -> pl.DataFrame:
 @FUZZ
 @given(
     frame=frames(),
-    kind=st.sampled_from(["run", "qrels", "queries"]),
+    kind=st.sampled_from(KINDS),
     lazy=st.booleans(),
 )
 def test_random_frames(frame: pl.DataFrame, kind: str, lazy: bool) -> None:
@@ -602,7 +625,7 @@ def test_random_frames(frame: pl.DataFrame, kind: str, lazy: bool) -> None:
 @FEW
 @given(
     frame=frames(),
-    kind=st.sampled_from(["run", "qrels", "queries"]),
+    kind=st.sampled_from(KINDS),
     cut=st.integers(0, 60),
     flip=st.integers(0, 10_000),
     corrupt=st.booleans(),
@@ -656,5 +679,5 @@ def test_pandas_frames(frame: pl.DataFrame) -> None:
             [1, "a", None, 2.5, b"x"][: len(mixed)], dtype=object
         )
     for source in (pandas_frame, mixed):
-        for kind in ("run", "qrels", "queries"):
+        for kind in KINDS:
             check_canonical(kind, read_any(kind, source))

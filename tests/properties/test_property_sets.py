@@ -33,12 +33,13 @@ SUM_AGGREGATED = {"NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet"}
 GMEAN_AGGREGATED = {"gmAP", "gmBpref"}
 MEAN_AGGREGATED = {
     "11pt", "AP", "Best", "Bpref", "CG", "DCG", "ERR", "F", "G", "Hits", "IDCG",
-    "IPrec", "Judged", "P", "R", "RBP", "RBPResidual", "RR", "RelP", "Rndcg",
-    "Rprec", "SetAP", "SetF", "SetP", "SetR", "SetRelP", "Success", "Unjudged",
-    "Utility", "binG", "infAP", "nDCG", "nDCGRel", "yaap",
+    "IPrec", "Judged", "P", "R", "RBP", "RBPResidual", "RR", "RelP", "RelShare",
+    "Rndcg", "Rprec", "SetAP", "SetF", "SetP", "SetR", "SetRelP", "Share",
+    "Success", "Unjudged", "Utility", "binG", "infAP", "nDCG", "nDCGRel", "yaap",
 }  # fmt: skip
 
 #: Direction: lower is better only where a higher value means more unknown
+#: (Share and RelShare describe a slice; their "higher" is nominal)
 LOWER_IS_BETTER = {"RBPResidual", "Unjudged"}
 HIGHER_IS_BETTER = (
     MEAN_AGGREGATED | SUM_AGGREGATED | GMEAN_AGGREGATED
@@ -47,8 +48,9 @@ HIGHER_IS_BETTER = (
 #: Range of a per-query value
 IN_UNIT_INTERVAL = {
     "11pt", "AP", "Best", "Bpref", "ERR", "F", "IPrec", "Judged", "P", "R", "RBP",
-    "RBPResidual", "RR", "RelP", "Rprec", "SetAP", "SetF", "SetP", "SetR", "SetRelP",
-    "Success", "Unjudged", "binG", "gmAP", "gmBpref", "infAP", "nDCG", "nDCGRel",
+    "RBPResidual", "RR", "RelP", "RelShare", "Rprec", "SetAP", "SetF", "SetP",
+    "SetR", "SetRelP", "Share", "Success", "Unjudged", "binG", "gmAP", "gmBpref",
+    "infAP", "nDCG", "nDCGRel",
 }  # fmt: skip
 NON_NEGATIVE = {
     "DCG", "G", "Hits", "IDCG", "NumNonRelJudgedRet", "NumQ", "NumRel", "NumRelRet",
@@ -65,13 +67,13 @@ JUDGED_ROWS = (MEAN_AGGREGATED | SUM_AGGREGATED | GMEAN_AGGREGATED) - FULL_SORT
 #: count documents or judgments, or measure what is unknown
 ZERO_WITHOUT_RELEVANT = {
     "11pt", "AP", "Best", "Bpref", "CG", "DCG", "ERR", "F", "G", "Hits", "IDCG",
-    "IPrec", "P", "R", "RBP", "RR", "RelP", "Rndcg", "Rprec", "SetAP", "SetF",
-    "SetP", "SetR", "SetRelP", "Success", "binG", "gmAP", "gmBpref", "infAP",
-    "nDCG", "nDCGRel", "yaap",
+    "IPrec", "P", "R", "RBP", "RR", "RelP", "RelShare", "Rndcg", "Rprec", "SetAP",
+    "SetF", "SetP", "SetR", "SetRelP", "Success", "binG", "gmAP", "gmBpref",
+    "infAP", "nDCG", "nDCGRel", "yaap",
 }  # fmt: skip
 DEPENDS_WITHOUT_RELEVANT = {
     "Judged", "NumNonRelJudgedRet", "NumQ", "NumRel", "NumRelRet", "NumRet",
-    "RBPResidual", "Unjudged", "Utility",
+    "RBPResidual", "Share", "Unjudged", "Utility",
 }  # fmt: skip
 
 FAMILIES: dict[str, list[set[str]]] = {

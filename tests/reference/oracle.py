@@ -251,6 +251,16 @@ def m_numrelret(m: Metric, t: Topic) -> float:
     return float(relret(t, m.rel, m.k))
 
 
+def m_share(m: Metric, t: Topic) -> float:
+    # without a document slice, the slice is every document
+    return len(top(t.labels, m.k)) / m.k
+
+
+def m_relshare(m: Metric, t: Topic) -> float:
+    # without a document slice: all of the relevant documents, if any
+    return 1.0 if n_rel(t, m.rel) > 0 else 0.0
+
+
 def m_numnonreljudgedret(m: Metric, t: Topic) -> float:
     return float(sum(1 for x in t.labels if 0 <= x < m.rel))
 
@@ -471,6 +481,8 @@ ORACLE: dict[str, Callable[[Any, Topic], float]] = {
     "Utility": m_utility,
     "NumQ": m_numq,
     "NumRet": m_numret,
+    "Share": m_share,
+    "RelShare": m_relshare,
     "NumRel": m_numrel,
     "NumRelRet": m_numrelret,
     "Hits": m_numrelret,

@@ -167,6 +167,10 @@ NO_REFERENCE: dict[str, str] = {
     "Unjudged": "unj is new in trec_eval 10.0 (absent from 9.x)",
     "Judged": "no trec_eval measure; checked against ir_measures' judged provider",
     "Hits": "no trec_eval measure (num_rel_ret sums); ranx's numbers on data/ are pinned",
+    "Share": "no trec_eval measure (a document slice's share of the top k); oracle and "
+    "hand-derived slice tests",
+    "RelShare": "no trec_eval measure (a document slice's share of the relevant "
+    "documents); oracle and hand-derived slice tests",
     # variants of referenced metrics
     "nDCG(dcg=exp-log2)": "trec_eval gains are linear; gdeval via ir_measures checks it",
     "nDCG(gains=...)": "pytrec_eval-terrier rejects gain-map parameters ('1=3,2=9')",

@@ -58,3 +58,40 @@ def test_the_unjudged_warning_names_its_option_and_obeys_it():
     for bad in (1.5, -0.1, True, "never"):
         with pytest.raises(OptionError, match="warn_unjudged must be a share"):
             ie.evaluate(RUNS[0], QRELS, ["AP"], warn_unjudged=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("buckets", [1, 2])
+def test_document_slice_warnings_point_at_the_callers_line(buckets: int) -> None:
+    run = ie.read_run(RUNS[0])
+    docs = (
+        run.select("doc_id")
+        .unique()
+        .sort("doc_id")
+        .with_row_index()
+        .filter(pl.col("index") % 5 > 0)  # a fifth of the documents is missing
+        .select(
+            "doc_id",
+            published_at=pl.when(pl.col("index") % 7 == 0)
+            .then(pl.lit("not a date"))
+            .otherwise(pl.lit("2024-01-01")),
+        )
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ie.evaluate(
+            run,
+            QRELS,
+            ["P@10", "Share@10"],
+            docs=docs,
+            by_doc=ie.age_buckets(as_of="2024-06-01"),
+            buckets=buckets,
+            warn_unjudged=None,
+        )
+    texts = [str(w.message) for w in caught]
+    assert (
+        sum("is not a date or time" in t or "are not a date" in t for t in texts) == 1
+    )
+    assert sum("have no row in docs" in t for t in texts) == 1
+    for w in caught:
+        assert w.category is IrevalWarning
+        assert w.filename == __file__, (str(w.message), w.filename)

@@ -19,4 +19,5 @@ from ireval_df.offline.metrics import (  # noqa: F401  (imported to register the
     recall,
     rr,
     sets,
+    shares,
 )

@@ -111,6 +111,8 @@ def ideal_dcg(m: Metric) -> Plan:
     params=GAIN_PARAMS,
     choices=GAIN_CHOICES,
     trec_eval="ndcg|ndcg_cut_{k}",
+    doc_slices="engine",
+    slice_denominator="IDCG",
 )
 def ndcg(m: Metric) -> Plan:
     """Normalised DCG: DCG at k over the ideal DCG at k (0 when the ideal is 0).

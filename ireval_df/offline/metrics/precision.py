@@ -17,7 +17,12 @@ if TYPE_CHECKING:
 
 
 @register(
-    "P", aliases=("precision",), cutoff="required", params={"rel": 1}, trec_eval="P_{k}"
+    "P",
+    aliases=("precision",),
+    cutoff="required",
+    params={"rel": 1},
+    trec_eval="P_{k}",
+    doc_slices="engine",
 )
 def precision(m: Metric) -> Plan:
     """Precision at k: relevant documents in the top k, divided by k.

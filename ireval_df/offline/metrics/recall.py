@@ -25,6 +25,8 @@ BETA = Param(1.0, "weight of recall against precision (1: their harmonic mean)")
     cutoff="required",
     params={"rel": 1},
     trec_eval="recall_{k}",
+    doc_slices="engine",
+    slice_denominator="NumRel",
 )
 def recall(m: Metric) -> Plan:
     """Recall at k: the share of the query's relevant documents found in the top k.

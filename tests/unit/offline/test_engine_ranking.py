@@ -70,6 +70,8 @@ PARTIAL = [
     "NumQ",
     "NumRet",
     "NumRet@10",
+    "Share@5",
+    "RelShare",
     "NumRel",
     "NumRelRet",
     "Hits@5",

@@ -395,3 +395,33 @@ def test_correction_none_is_spelled_as_on_the_command_line():
     words = compare(per_query, baseline="a", correction="none")
     assert words.equals(compare(per_query, baseline="a", correction=None))
     assert words["p_adjusted"].to_list() == words["p_value"].to_list()
+
+
+def test_slices_that_vary_within_a_query_pair_by_slice():
+    # document slices: each query has a value per slice; a and b are paired
+    # slice by slice (news: +0.5 and +0.25; blog: -0.5 and 0), not across
+    frame = pl.DataFrame(
+        {
+            "run_id": ["a"] * 4 + ["b"] * 4,
+            "query_id": ["1", "1", "2", "2"] * 2,
+            "kind": ["news", "blog"] * 4,
+            "metric": "P@2",
+            "value": [0.0, 0.5, 0.25, 0.5, 0.5, 0.0, 0.5, 0.5],
+        }
+    )
+    result = compare(frame, baseline="a", by="kind", correction=None)
+    rows = {r["kind"]: r for r in result.iter_rows(named=True)}
+    assert rows["news"]["n_queries"] == rows["blog"]["n_queries"] == 2
+    assert rows["news"]["delta"] == pytest.approx(0.375)
+    assert rows["blog"]["delta"] == pytest.approx(-0.25)
+    assert (rows["news"]["wins"], rows["blog"]["losses"], rows["blog"]["ties"]) == (
+        2,
+        1,
+        1,
+    )
+    # a null slice (documents missing from the docs table) pairs with itself
+    nulls = frame.with_columns(
+        kind=pl.when(pl.col("kind") == "blog").then(None).otherwise(pl.col("kind"))
+    )
+    result = compare(nulls, baseline="a", by="kind", correction=None)
+    assert result.filter(pl.col("kind").is_null())["n_queries"].item() == 2

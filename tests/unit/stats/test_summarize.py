@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from ireval_df._utils import provenance as _provenance
-from ireval_df.errors import IrevalError, MetricSpecError, SchemaError
+from ireval_df.errors import DataError, IrevalError, MetricSpecError, SchemaError
 from ireval_df.stats.summary import AUTO_T_QUERIES, summarize
 
 
@@ -231,3 +231,21 @@ def test_unknown_metric():
     )
     with pytest.raises(MetricSpecError):
         summarize(frame)
+
+
+def test_a_query_counted_twice_in_one_slice_is_an_error():
+    # a result sliced by document, summarized without its slice column
+    frame = pl.DataFrame(
+        {
+            "run_id": "a",
+            "query_id": ["1", "1", "2", "2"],
+            "kind": ["news", "blog"] * 2,
+            "metric": "P@2",
+            "value": [0.0, 0.5, 0.25, 0.5],
+        }
+    )
+    with pytest.raises(
+        DataError, match=r"repeated .* keys.*\n.*pass its slice columns as by="
+    ):
+        summarize(frame)
+    assert summarize(frame, by="kind", ci="t")["n_queries"].to_list() == [2, 2]
