@@ -30,11 +30,12 @@ from ireval_df.schema import read_docs, read_qrels, read_queries, read_run
 from ireval_df.similarity import diff, similarity
 
 if TYPE_CHECKING:
-    from ireval_df.diagnostics import disagreement, failures, validate
+    from ireval_df.diagnostics import disagreement, failures, trace, validate
     from ireval_df.report import to_html, to_latex, to_markdown, to_wide
     from ireval_df.stats import (
         age_buckets,
         compare,
+        headroom,
         length_buckets,
         position_buckets,
         quantile_bins,
@@ -51,6 +52,7 @@ __all__ = [
     "errors",
     "evaluate",
     "failures",
+    "headroom",
     "length_buckets",
     "list_metrics",
     "parse_metric",
@@ -66,6 +68,7 @@ __all__ = [
     "to_latex",
     "to_markdown",
     "to_wide",
+    "trace",
     "tukey_hsd",
     "validate",
     "write_results",
@@ -76,6 +79,7 @@ __all__ = [
 _LAZY = {
     "age_buckets": "ireval_df.stats",
     "compare": "ireval_df.stats",
+    "headroom": "ireval_df.stats",
     "length_buckets": "ireval_df.stats",
     "position_buckets": "ireval_df.stats",
     "quantile_bins": "ireval_df.stats",
@@ -83,6 +87,7 @@ _LAZY = {
     "tukey_hsd": "ireval_df.stats",
     "disagreement": "ireval_df.diagnostics",
     "failures": "ireval_df.diagnostics",
+    "trace": "ireval_df.diagnostics",
     "validate": "ireval_df.diagnostics",
     "to_html": "ireval_df.report",
     "to_latex": "ireval_df.report",

@@ -153,3 +153,25 @@ def test_the_polars_only_tool_gives_the_same_means(tmp_path: Path) -> None:
     assert outputs["ireval_df-polars"]["tool"] == "ireval_df-polars"
     assert outputs["ireval_df-polars"]["means"] == outputs["ireval_df"]["means"]
     assert outputs["ireval_df"]["n_queries"] == 50
+
+
+def test_the_failures_bench_runs_on_the_tiny_shape(tmp_path: Path) -> None:
+    # bench/failures.py times failures(docs=) against evaluate(); only run here
+    generate = [sys.executable, str(BENCH / "generate.py"), "tiny", str(tmp_path)]
+    subprocess.run(generate, capture_output=True, check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "failures.py"),
+            "--data",
+            str(tmp_path),
+            "--rounds",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "| failures, docs + stages |" in done.stdout
+    assert "failures(docs) / evaluate(5 metrics)" in done.stdout

@@ -48,7 +48,13 @@ def test_no_machine_paths_in_tracked_text():
 
 @pytest.mark.parametrize(
     "page",
-    ["README.md", "docs/statistics.md", "docs/similarity.md", "docs/slices.md"],
+    [
+        "README.md",
+        "docs/statistics.md",
+        "docs/similarity.md",
+        "docs/slices.md",
+        "docs/failures.md",
+    ],
 )
 def test_python_examples_run(page, tmp_path, monkeypatch):
     """Every python block of the page, in order, in one namespace."""

@@ -18,6 +18,7 @@ from ireval_df.cli import (
     compare,
     diff,
     evaluate,
+    failures,
     metrics,
     similarity,
     trec_eval,
@@ -42,7 +43,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    for command in (evaluate, compare, similarity, diff, validate, metrics, trec_eval):
+    for command in (
+        evaluate,
+        compare,
+        similarity,
+        diff,
+        failures,
+        validate,
+        metrics,
+        trec_eval,
+    ):
         command.register(sub)
     return parser
 

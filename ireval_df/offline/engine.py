@@ -126,6 +126,8 @@ def ranked_rows(
     options: EngineOptions,
     *,
     judged_only: bool = False,
+    every: bool = True,
+    rankings: Rankings | None = None,
 ) -> pl.LazyFrame:
     """Rank, cut and label every run row of the qrels topics.
 
@@ -133,12 +135,30 @@ def ranked_rows(
     Rank is score descending then ``doc_id`` descending (byte order), or the
     input ``rank`` column with ``rank_from="column"``; ``depth`` keeps the top
     ranks; ``judged_only`` then drops unjudged documents and renumbers.
+
+    ``every=False`` keeps only the rows of documents in the qrels, each with
+    its true rank in the whole ranking, as :func:`per_query_wide` ranks them
+    (read off the row order, or a rank of the scores down to each ranking's
+    last judged document): far cheaper than sorting every ranking when only
+    the judged documents matter. ``rankings`` is :func:`find_rankings` of the
+    same run and options, when already known (``every=False`` only).
     """
-    topics = labelled_qrels.select("query_id").unique()
-    rows = run.join(topics, on="query_id", how="semi")
+    if every:
+        topics = labelled_qrels.select("query_id").unique()
+        rows = run.join(topics, on="query_id", how="semi")
+        return _rank(
+            rows, labelled_qrels, options, judged_only=judged_only, every=True, by=KEYS
+        )
+    if rankings is None:
+        rankings = find_rankings(run, options)
     return _rank(
-        rows, labelled_qrels, options, judged_only=judged_only, every=True, by=KEYS
-    )
+        run,
+        labelled_qrels,
+        options,
+        judged_only=judged_only,
+        every=False,
+        rankings=rankings,
+    ).drop(RANKING)
 
 
 @dataclass(frozen=True)

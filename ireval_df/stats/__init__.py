@@ -19,6 +19,7 @@ from ireval_df._utils.lazy import lazy_names
 
 if TYPE_CHECKING:
     from ireval_df.stats.comparison import compare
+    from ireval_df.stats.headroom import headroom
     from ireval_df.stats.slices import (
         age_buckets,
         length_buckets,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "age_buckets",
     "compare",
+    "headroom",
     "length_buckets",
     "position_buckets",
     "quantile_bins",
@@ -41,6 +43,7 @@ __all__ = [
 _MODULES = {
     "age_buckets": "ireval_df.stats.slices",
     "compare": "ireval_df.stats.comparison",
+    "headroom": "ireval_df.stats.headroom",
     "length_buckets": "ireval_df.stats.slices",
     "position_buckets": "ireval_df.stats.slices",
     "quantile_bins": "ireval_df.stats.slices",

@@ -412,3 +412,28 @@ def test_the_judged_row_filter_only_narrows(
     assert passed == (total if mask == 0 else judged) > 0
     got = per_query_wide(specs, run, qrels, EngineOptions()).collect()
     assert_frame_equal(got, expected)
+
+
+@pytest.mark.parametrize("layout", ["in order", "shuffled"])
+@pytest.mark.parametrize(
+    ("options", "judged_only"),
+    [(EngineOptions(), False), (EngineOptions(depth=7), True)],
+    ids=["default", "depth-judged-only"],
+)
+def test_ranked_rows_of_judged_documents_keep_their_true_rank(
+    layout: str, options: EngineOptions, *, judged_only: bool
+) -> None:
+    # every=False ranks only the documents in the qrels (as evaluate() does
+    # without a full_sort metric): the same rows, ranks and labels as the
+    # full sort gives them
+    run = _layouts(_frames()[0])[layout]
+    labels = _engine.label_qrels(_frames()[1])
+    keys = ["run_id", "query_id", "doc_id"]
+    every = _engine.ranked_rows(run, labels, options, judged_only=judged_only)
+    want = every.filter(pl.col("label") != -1).sort(keys).collect()
+    got = _engine.ranked_rows(
+        run, labels, options, judged_only=judged_only, every=False
+    )
+    got = got.sort(keys).collect()
+    assert got.height > 100
+    assert_frame_equal(got, want)
