@@ -557,19 +557,39 @@ def pair_rankings(
         .with_row_index(KEY)
         .with_columns(pl.col(KEY).cast(pl.Int64))
     )
-    rows = ranked.rows.lazy()
     sides = []
     for run_column in ("run_id", "baseline"):
         ids = keys.join(
             ranked.rankings.rename({"run_id": run_column}),
             on=[run_column, "query_id"],
         ).select(KEY, RANKING)
-        # in the rows' order: a ranking's rows stay together, which keeps the
-        # kernels' scattered writes close to each other
-        sides.append(
-            rows.join(ids.lazy(), on=RANKING, maintain_order="left").select(RANKED)
-        )
+        sides.append(_side(ranked.rows, ids))
     return Pairs(keys, *sides)
+
+
+def _side(rows: pl.DataFrame, ids: pl.DataFrame) -> pl.LazyFrame:
+    """Return the rows of the rankings ``ids`` names, each under its comparison's key.
+
+    In the rows' order: a ranking's rows stay together, which keeps the
+    kernels' scattered writes close to each other. A ranking in one
+    comparison only (each run against one baseline) is a filter and a
+    lookup of its key; one in several (a baseline of several runs), a join.
+    """
+    import numpy as np
+
+    # numbered rankings (rank_with_ties numbers adjacent ones; hashes otherwise)
+    numbered = rows.schema[RANKING] == pl.UInt32
+    if not numbered or not ids[RANKING].is_unique().all():
+        joined = rows.lazy().join(ids.lazy(), on=RANKING, maintain_order="left")
+        return joined.select(RANKED)
+    ranking = rows[RANKING].to_numpy()
+    lookup = np.full(int(ranking.max(initial=0)) + 1, -1, dtype=np.int64)
+    lookup[ids[RANKING].to_numpy()] = ids[KEY].to_numpy()
+    key = lookup[ranking]
+    kept = key >= 0
+    return (
+        rows.filter(kept).with_columns(pl.Series(KEY, key[kept])).select(RANKED).lazy()
+    )
 
 
 def _report_one_sided(one_sided: pl.DataFrame, missing: Missing) -> None:
