@@ -145,8 +145,16 @@ def main() -> None:
         print(
             f"| {name} | {statistics.median(values):.2f} | {', '.join(f'{v:.2f}' for v in values)} |"
         )
+    per_round = [
+        a / b
+        for a, b in zip(
+            times["similarity RBO@1000"], times["evaluate, 5 metrics"], strict=True
+        )
+    ]
     print(
-        f"\nRBO@1000 / evaluate(5 metrics): **{rbo_s / eval_s:.2f}x** (medians of {args.rounds} interleaved rounds)"
+        f"\nRBO@1000 / evaluate(5 metrics): **{rbo_s / eval_s:.2f}x** (medians of "
+        f"{args.rounds} interleaved rounds; per round {min(per_round):.2f}x to "
+        f"{max(per_round):.2f}x, median {statistics.median(per_round):.2f}x)"
     )
     if args.peer_python is None:
         print("\nNo --peer-python (an interpreter with PyPI rbo): no peer timing.")
