@@ -19,10 +19,26 @@ language or source shows real differences:
 
 Every score is exactly representable as float32 (the reference tests store
 scores as float32) and is written in its shortest round-trip form.
+
+Then, from a random stream of their own (so that everything above stays
+byte-identical), the material of document slices and failure analysis:
+
+* ``issued_at`` of every query, in April to June 2024;
+* ``docs.*``: the source type (web, news, forum, docs), language and
+  publication time of every document a run retrieves or the qrels judge,
+  drawn given how it was judged and how high the runs rank it: news pages
+  crowd the top 10 without being relevant, dense pulls English documents
+  into German and French queries, and time-sensitive queries want fresh
+  documents while older ones rank above them;
+* ``rerank``: a second stage that re-scores bm25's top 50 (better than
+  bm25, but it over-scores news pages) and keeps bm25's order below;
+* ``qrels_intents.tsv``: the qrels with an ``intent`` column, two intents
+  for queries with an ambiguous word, some of which rerank serves wrongly.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -387,11 +403,397 @@ def make_tie_block(
     return out
 
 
+# ---------------------------------------------------------------------------
+# Documents, a re-ranking stage and intents, for document slices and the
+# failure kinds of ``failures()``. They are made after the files above, from
+# a random stream of their own, so those files stay byte-identical. A
+# document's attributes are drawn given how it was judged and how high the
+# runs above rank it: this is what gives the slices their story.
+
+PIPELINE_SEED = 20240612
+RERANK = "rerank"
+RERANK_DEPTH = 50  # rerank re-scores bm25's top 50; the rest keep bm25's order
+RERANK_SKILL = 2.4
+NEWS_BOOST = 1.3  # rerank over-scores news: its news and web scores differ in scale
+TOP = 10  # "in the top 10" of a run, for the document attributes
+
+ISSUED_FROM = dt.datetime(2024, 4, 1)
+ISSUED_SPAN_S = 91 * 86_400  # queries are issued from April to June 2024
+# Words of time-sensitive queries: their relevant documents are fresh, the
+# non-relevant documents judged or ranked high for them are old.
+FRESH_WORDS = frozenset(
+    "election élection wetter météo 2024 deal sale angebot promo".split()
+)
+FUTURE_LEAK = "24"  # three retrieved documents published after the query
+N_LEAKED = 3
+
+DOC_SOURCES = ("web", "news", "forum", "docs")
+# The chance of each source type (in DOC_SOURCES order) by a document's role
+ROLE_SOURCE_P = {
+    "relevant": (0.56, 0.06, 0.13, 0.25),
+    "relevant_fresh": (0.40, 0.45, 0.05, 0.10),  # of a time-sensitive query
+    "top": (0.35, 0.45, 0.12, 0.08),  # not relevant, in a run's top 10
+    "judged": (0.45, 0.22, 0.23, 0.10),  # judged not relevant, ranked lower
+    "other": (0.50, 0.18, 0.22, 0.10),  # never judged, ranked lower
+}
+ROLE_PRIORITY = {"relevant": 4, "relevant_fresh": 4, "top": 3, "judged": 2, "other": 1}
+# Age in days: news is hours to weeks old, the rest log-uniform in a range
+NEWS_MEDIAN_DAYS, NEWS_SIGMA = 2.0, 1.2
+AGE_RANGE_DAYS = {"web": (7, 2500), "docs": (60, 3000), "forum": (3, 3500)}
+EVERGREEN_RANGE_DAYS = (180, 3000)  # relevant, not news: established pages
+FRESH_MEDIAN_DAYS, FRESH_SIGMA = 1.5, 1.0  # relevant, time-sensitive
+STALE_RANGE_DAYS = (45, 2000)  # not relevant, time-sensitive
+# Document language: a relevant document is in the query's language with
+# this chance; dense, trained mostly on English, fills the top 10 of German
+# and French queries with English documents that are not relevant.
+RELEVANT_SAME_LANGUAGE = 0.92
+OTHER_SAME_LANGUAGE = 0.75
+DENSE_ENGLISH = 0.6
+
+# Ambiguous words: the query's intents (the first has most relevant documents)
+AMBIGUOUS = {
+    "python": ("programming", "snake"),
+    "jupiter": ("planet", "jupyter"),
+    "amazon": ("shop", "river"),
+    "orange": ("telecom", "fruit"),
+    "bridge": ("structure", "card-game"),
+    "brücke": ("bauwerk", "zahnbrücke"),
+    "café": ("boisson", "lieu"),
+}
+SECOND_INTENT_P = 0.3  # a relevant document of an ambiguous query is about the other
+# In these, every relevant document rerank puts in its top 10 is about the
+# second intent, so rerank fails the query's primary intent.
+INTENT_MISSED = ("4", "20", "118")
+SINGLE_INTENT = "main"
+
+
+def canonical(doc_id: pl.Expr) -> pl.Expr:
+    """The id of the page: a lowercase twin ``d000123`` is ``D000123``."""
+    return pl.concat_str(pl.lit("D"), doc_id.str.slice(1))
+
+
+def make_issued(rng: np.random.Generator, n: int) -> list[dt.datetime]:
+    seconds = rng.integers(0, ISSUED_SPAN_S, size=n)
+    return [ISSUED_FROM + dt.timedelta(seconds=int(s)) for s in seconds]
+
+
+def is_fresh(text: pl.Expr) -> pl.Expr:
+    words = text.str.split(" ")
+    return words.list.eval(pl.element().is_in(list(FRESH_WORDS))).list.any()
+
+
+def homes(
+    queries: pl.DataFrame, qrels: pl.DataFrame, runs: pl.DataFrame
+) -> pl.DataFrame:
+    """One row per page: the role that decides its attributes, and its anchor time.
+
+    A page's role in a query is ``relevant`` (or ``relevant_fresh``), ``top``,
+    ``judged`` or ``other``; its home is the query of its highest-priority role
+    (then the lowest query number). Its anchor is the earliest time a query it
+    appears in was issued: it was published before that.
+    """
+    judged = qrels.group_by("query_id", doc=canonical(pl.col("doc_id"))).agg(
+        grade=pl.col("relevance").max()
+    )
+    ranked = runs.group_by("query_id", doc=canonical(pl.col("doc_id"))).agg(
+        top=(pl.col("rank") <= TOP).any(),
+        dense_top=((pl.col("run_id") == "dense") & (pl.col("rank") <= TOP)).any(),
+    )
+    seen = (
+        judged.join(ranked, on=["query_id", "doc"], how="full", coalesce=True)
+        .with_columns(pl.col("top", "dense_top").fill_null(value=False))
+        .join(
+            queries.select(
+                "query_id",
+                "language",
+                "issued_at",
+                fresh=is_fresh(pl.col("text")),
+                number=pl.col("query_id").cast(pl.Int64),
+            ),
+            on="query_id",
+        )
+    )
+    relevant = pl.col("grade") >= 1
+    role = (
+        pl.when(relevant & pl.col("fresh"))
+        .then(pl.lit("relevant_fresh"))
+        .when(relevant)
+        .then(pl.lit("relevant"))
+        .when(pl.col("top"))
+        .then(pl.lit("top"))
+        .when(pl.col("grade").is_not_null())
+        .then(pl.lit("judged"))
+        .otherwise(pl.lit("other"))
+    )
+    seen = seen.with_columns(role=role).with_columns(
+        priority=pl.col("role").replace_strict(ROLE_PRIORITY)
+    )
+    anchors = seen.group_by("doc").agg(anchor=pl.col("issued_at").min())
+    return (
+        seen.sort(["doc", "priority", "number"], descending=[False, True, False])
+        .group_by("doc", maintain_order=True)
+        .first()
+        .join(anchors, on="doc")
+        .sort("doc")
+    )
+
+
+def draw_rows(u: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Index of the category each uniform ``u`` falls in, given rows of chances ``p``."""
+    return (u[:, None] > np.cumsum(p, axis=1)[:, :-1]).sum(axis=1)
+
+
+def make_docs(
+    rng: np.random.Generator,
+    queries: pl.DataFrame,
+    qrels: pl.DataFrame,
+    runs: pl.DataFrame,
+) -> pl.DataFrame:
+    """Source type, language and publication time of every document seen."""
+    home = homes(queries, qrels, runs)
+    n = home.height
+    u_source, u_language, u_age = rng.random(n), rng.random(n), rng.random(n)
+    z_age = rng.normal(size=n)
+
+    roles = home["role"].to_numpy()
+    p_source = np.array([ROLE_SOURCE_P[r] for r in roles])
+    sources = np.array(DOC_SOURCES)[draw_rows(u_source, p_source)]
+
+    p_language = np.empty((n, len(LANGUAGES)))
+    for i, (lang, role, dense_top) in enumerate(
+        home.select("language", "role", "dense_top").iter_rows()
+    ):
+        relevant = role.startswith("relevant")
+        same = RELEVANT_SAME_LANGUAGE if relevant else OTHER_SAME_LANGUAGE
+        p = np.full(len(LANGUAGES), (1 - same) / (len(LANGUAGES) - 1))
+        p[LANGUAGES.index(lang)] = same
+        if dense_top and not relevant and lang != "en":
+            p = np.full(len(LANGUAGES), 0.0)
+            p[LANGUAGES.index("en")] = DENSE_ENGLISH
+            p[LANGUAGES.index(lang)] = 1 - DENSE_ENGLISH
+        p_language[i] = p
+    languages = np.array(LANGUAGES)[draw_rows(u_language, p_language)]
+
+    def log_uniform(lo: float, hi: float) -> np.ndarray:
+        return np.exp(np.log(lo) + u_age * (np.log(hi) - np.log(lo)))
+
+    fresh = home["fresh"].to_numpy()
+    age = np.zeros(n)
+    for source, (lo, hi) in AGE_RANGE_DAYS.items():
+        age = np.where(sources == source, log_uniform(lo, hi), age)
+    news = np.exp(np.log(NEWS_MEDIAN_DAYS) + NEWS_SIGMA * z_age)
+    age = np.where(sources == "news", news, age)
+    evergreen = (roles == "relevant") & (sources != "news")
+    age = np.where(evergreen, log_uniform(*EVERGREEN_RANGE_DAYS), age)
+    fresh_relevant = np.exp(np.log(FRESH_MEDIAN_DAYS) + FRESH_SIGMA * z_age)
+    age = np.where(roles == "relevant_fresh", fresh_relevant, age)
+    age = np.where(
+        fresh & (roles != "relevant_fresh"), log_uniform(*STALE_RANGE_DAYS), age
+    )
+
+    published = [
+        a - dt.timedelta(seconds=round(float(d) * 86_400))
+        for a, d in zip(home["anchor"], age, strict=True)
+    ]
+    docs = pl.DataFrame(
+        {
+            "doc_id": home["doc"],
+            "source_type": sources,
+            "language": languages,
+            "published_at": pl.Series(published, dtype=pl.Datetime("us")),
+        }
+    )
+    docs = leak(rng, docs, queries, qrels, runs)
+    # a lowercase twin is the same page as its uppercase id
+    twins = (
+        pl.concat([qrels.select("doc_id"), runs.select("doc_id")])
+        .unique()
+        .filter(pl.col("doc_id").str.starts_with("d"))
+        .with_columns(doc=canonical(pl.col("doc_id")))
+        .join(docs.rename({"doc_id": "doc"}), on="doc")
+        .drop("doc")
+    )
+    return pl.concat([docs, twins]).sort("doc_id")
+
+
+def leak(
+    rng: np.random.Generator,
+    docs: pl.DataFrame,
+    queries: pl.DataFrame,
+    qrels: pl.DataFrame,
+    runs: pl.DataFrame,
+) -> pl.DataFrame:
+    """Publish a few documents of ``FUTURE_LEAK`` after the query.
+
+    They are in its bm25 top 10, and neither judged nor retrieved for
+    any other query.
+    """
+    elsewhere = pl.concat(
+        [
+            runs.filter(pl.col("query_id") != FUTURE_LEAK).select("doc_id"),
+            qrels.select("doc_id"),
+        ]
+    )["doc_id"].implode()
+    candidates = (
+        runs.filter(
+            (pl.col("run_id") == "bm25")
+            & (pl.col("query_id") == FUTURE_LEAK)
+            & (pl.col("rank") <= TOP)
+            & ~pl.col("doc_id").is_in(elsewhere)
+        )
+        .sort("rank")["doc_id"]
+        .to_list()
+    )
+    chosen = sorted(rng.choice(candidates, size=N_LEAKED, replace=False).tolist())
+    issued = queries.filter(pl.col("query_id") == FUTURE_LEAK)["issued_at"].item()
+    later = {
+        d: issued + dt.timedelta(seconds=int(s))
+        for d, s in zip(chosen, rng.integers(3_600, 3 * 86_400, N_LEAKED), strict=True)
+    }
+    return docs.with_columns(
+        published_at=pl.col("doc_id")
+        .replace_strict(later, default=None, return_dtype=pl.Datetime("us"))
+        .fill_null(pl.col("published_at"))
+    )
+
+
+def make_rerank(
+    rng: np.random.Generator,
+    queries: pl.DataFrame,
+    qrels: pl.DataFrame,
+    runs: pl.DataFrame,
+    docs: pl.DataFrame,
+) -> pl.DataFrame:
+    """Re-score bm25's top ``RERANK_DEPTH``; the rest follow in bm25's order.
+
+    A cross-encoder: more skilled than bm25 everywhere, but it scores news
+    pages higher than their relevance (``NEWS_BOOST``). Re-ranked documents
+    score in (0, 1); the tail is scored minus its bm25 rank, below them.
+    """
+    grade = dict(
+        zip(
+            zip(qrels["query_id"], qrels["doc_id"], strict=True),
+            qrels["relevance"],
+            strict=True,
+        )
+    )
+    news = set(docs.filter(pl.col("source_type") == "news")["doc_id"])
+    bm25 = runs.filter(pl.col("run_id") == "bm25")
+    parts = []
+    for (qid,) in queries.select("query_id").iter_rows():
+        ranking = bm25.filter(pl.col("query_id") == qid).sort("rank")
+        head = ranking.head(RERANK_DEPTH)["doc_id"].to_list()
+        tail = ranking.slice(RERANK_DEPTH)
+        skill = max(RERANK_SKILL + rng.normal(0.0, 0.5), 0.3)
+        pages = list(dict.fromkeys("D" + d[1:] for d in head))  # twins: one page
+        effect = dict(zip(pages, rng.normal(0.0, 0.5, len(pages)), strict=True))
+        noise = dict(zip(pages, rng.normal(0.0, 1.0, len(pages)), strict=True))
+        look = {}
+        for d in head:  # a page looks as relevant as its best-judged id
+            g = grade.get((qid, d))
+            a = UNJUDGED_APPEARANCE if g is None else APPEARANCE[int(g)]
+            look["D" + d[1:]] = max(look.get("D" + d[1:], a), a)
+        signal = np.array(
+            [
+                skill * look[p] + effect[p] + noise[p] + NEWS_BOOST * (p in news)
+                for p in ("D" + d[1:] for d in head)
+            ]
+        )
+        score = (1.0 / (1.0 + np.exp(-(signal - 2.5) / 2.0))).astype(np.float32)
+        ids = np.array(head, dtype=object)
+        pos = order(ids, score.astype(np.float64))
+        reranked = pl.DataFrame(
+            {"doc_id": ids[pos].astype(str), "score": score.astype(np.float64)[pos]}
+        )
+        rest = tail.select("doc_id", score=-pl.col("rank").cast(pl.Float64))
+        parts.append(
+            pl.concat([reranked, rest]).with_columns(
+                run_id=pl.lit(RERANK),
+                query_id=pl.lit(qid),
+                rank=pl.int_range(1, pl.len() + 1, dtype=pl.UInt32),
+            )
+        )
+    return pl.concat(parts).select("run_id", "query_id", "doc_id", "score", "rank")
+
+
+def make_intents(
+    rng: np.random.Generator,
+    queries: pl.DataFrame,
+    qrels: pl.DataFrame,
+    rerank: pl.DataFrame,
+) -> pl.DataFrame:
+    """Qrels with an ``intent`` column: two intents for queries with an ambiguous word.
+
+    A relevant document of an ambiguous query is about its second intent
+    with chance ``SECOND_INTENT_P`` (a navigational query's target page is
+    about the first), and judged for each intent: its grade for its own,
+    0 for the other. Every other query has one intent, ``"main"``. A
+    document's highest grade is its grade in ``qrels.txt``.
+    """
+    texts = dict(queries.select("query_id", "text").iter_rows())
+    classes = dict(queries.select("query_id", "query_class").iter_rows())
+    parts = []
+    for (qid,), judged in qrels.group_by("query_id", maintain_order=True):
+        words = [w for w in str(texts[qid]).split() if w in AMBIGUOUS]
+        if not words:
+            parts.append(judged.with_columns(intent=pl.lit(SINGLE_INTENT)))
+            continue
+        first, second = AMBIGUOUS[words[0]]
+        relevant = judged.filter(pl.col("relevance") >= 1)["doc_id"].to_list()
+        u = rng.random(len(relevant))
+        about = {
+            d: second if x < SECOND_INTENT_P else first
+            for d, x in zip(relevant, u, strict=True)
+        }
+        if classes[qid] == "navigational":
+            target = judged.filter(pl.col("relevance") == 3)["doc_id"].to_list()
+            about.update(dict.fromkeys(target, first))
+        if qid in INTENT_MISSED:
+            shown = set(
+                rerank.filter((pl.col("query_id") == qid) & (pl.col("rank") <= TOP))[
+                    "doc_id"
+                ]
+            )
+            about = {d: second if d in shown else first for d in relevant}
+            n_second = sum(i == second for i in about.values())
+            if not 0 < n_second < len(about) - n_second:
+                raise ValueError(f"query {qid}: cannot miss its primary intent")
+        for intent in (first, second):
+            parts.append(
+                judged.with_columns(
+                    intent=pl.lit(intent),
+                    relevance=pl.when(
+                        pl.col("doc_id").replace_strict(about, default=intent) == intent
+                    )
+                    .then(pl.col("relevance"))
+                    .otherwise(0),
+                )
+            )
+    return (
+        pl.concat(parts)
+        .select("query_id", "intent", "doc_id", "relevance")
+        .sort(pl.col("query_id").cast(pl.Int64), "doc_id", "intent")
+    )
+
+
 def fmt(x: float) -> str:
     """Shortest text that reads back as exactly ``x`` (which float32 holds)."""
     if float(np.float32(x)) != x:
         raise ValueError(f"score {x!r} is not exactly representable as float32")
     return repr(float(x))
+
+
+def text(value: object) -> str:
+    """A cell of a TSV file: times in ISO-8601 UTC with a ``Z``."""
+    if isinstance(value, dt.datetime):
+        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(value)
+
+
+def write_tsv(df: pl.DataFrame, path: Path) -> None:
+    with path.open("w", encoding="utf-8", newline="\n") as f:
+        f.write("\t".join(df.columns) + "\n")
+        f.writelines("\t".join(map(text, row)) + "\n" for row in df.iter_rows())
 
 
 def write_parquet(df: pl.DataFrame, path: Path) -> None:
@@ -420,23 +822,33 @@ def main() -> None:
         .select("run_id", "query_id", "doc_id", "score", "rank")
         .sort("run_id", maintain_order=True)  # bm25, dense, hybrid; queries 1..152
     )
+    extra = np.random.default_rng(PIPELINE_SEED)
+    queries = queries.with_columns(
+        issued_at=pl.Series(make_issued(extra, queries.height), dtype=pl.Datetime("us"))
+    )
+    docs = make_docs(extra, queries, qrels, runs)
+    rerank = make_rerank(extra, queries, qrels, runs, docs)
+    intents = make_intents(extra, queries, qrels, rerank)
 
     (HERE / "runs").mkdir(exist_ok=True)
     with (HERE / "qrels.txt").open("w", encoding="utf-8", newline="\n") as f:
         f.writelines(f"{q} 0 {d} {r}\n" for q, d, r in qrels.iter_rows())
-    for (run_id,), run in runs.group_by("run_id", maintain_order=True):
+    for (run_id,), run in pl.concat([runs, rerank]).group_by(
+        "run_id", maintain_order=True
+    ):
         with (HERE / "runs" / f"{run_id}.run").open(
             "w", encoding="utf-8", newline="\n"
         ) as f:
             f.writelines(
                 f"{q} Q0 {d} {k} {fmt(s)} {r}\n" for r, q, d, s, k in run.iter_rows()
             )
-    with (HERE / "queries.tsv").open("w", encoding="utf-8", newline="\n") as f:
-        f.write("\t".join(queries.columns) + "\n")
-        f.writelines("\t".join(map(str, row)) + "\n" for row in queries.iter_rows())
+    write_tsv(queries, HERE / "queries.tsv")
+    write_tsv(docs, HERE / "docs.tsv")
+    write_tsv(intents, HERE / "qrels_intents.tsv")
     write_parquet(qrels, HERE / "qrels.parquet")
-    write_parquet(runs, HERE / "runs.parquet")
+    write_parquet(runs, HERE / "runs.parquet")  # bm25, dense and hybrid only
     write_parquet(queries, HERE / "queries.parquet")
+    write_parquet(docs, HERE / "docs.parquet")
 
 
 if __name__ == "__main__":
