@@ -300,10 +300,17 @@ def _tie_groups(
     new_group[1:] |= values[1:] != values[:-1]
     group_starts = np.flatnonzero(new_group)
     group_sizes = np.diff(group_starts, append=n)
+    # in place where they can: fresh large arrays cost page faults
     first = np.repeat(starts, sizes)
+    pos = np.arange(1, n + 1, dtype=np.int64)
+    pos -= first
+    tie_start = np.repeat(group_starts, group_sizes)
+    tie_start -= first
+    tie_start += 1
+    del first
     laid = {
-        "pos": np.arange(1, n + 1, dtype=np.int64) - first,
-        "tie_start": np.repeat(group_starts, group_sizes) - first + 1,
+        "pos": pos,
+        "tie_start": tie_start,
         "tie_size": np.repeat(group_sizes, group_sizes),
     }
     if moves is not None:  # back to the run's row order

@@ -286,9 +286,9 @@ def _per_key(
     sides = [
         _Side(
             key=code,
-            pos=frame["pos"].to_numpy().astype(np.int64, copy=False),
-            start=frame["tie_start"].to_numpy().astype(np.int64, copy=False),
-            size=frame["tie_size"].to_numpy().astype(np.int64, copy=False),
+            pos=frame["pos"].to_numpy().astype(np.int32, copy=False),
+            start=frame["tie_start"].to_numpy().astype(np.int32, copy=False),
+            size=frame["tie_size"].to_numpy().astype(np.int32, copy=False),
         )
         for frame, code in zip(
             (x_frame, y_frame), np.split(codes, [len(keys_x)]), strict=True
@@ -371,8 +371,8 @@ def _depths(
     for side in (x, y):
         tied[side.key[side.size > 1]] = True
         at = offset[side.key] + side.pos - 1
-        start = np.zeros(size, dtype=np.int64)
-        group = np.ones(size, dtype=np.int64)
+        start = np.zeros(size, dtype=np.int32)
+        group = np.ones(size, dtype=np.int32)
         start[at], group[at] = side.start, side.size
         laid.append((start, group))
     long_depth = np.repeat(x_long, n_long)
@@ -447,7 +447,7 @@ def _events(
         leave = past if end is None else np.maximum(end + 1, start)
         added = np.bincount(base + start, minlength=slots)
         added -= np.bincount(base + leave, minlength=slots)
-        total: np.ndarray = np.cumsum(added)[real]
+        total: np.ndarray = np.cumsum(added, dtype=np.int32)[real]
         return total
 
     cases = {
