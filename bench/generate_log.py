@@ -114,7 +114,7 @@ P_RELEVANT = {  # chance a result at position 1 is relevant, by class and arm
 }
 RELEVANT_DECAY = 0.85  # per position further down
 GRADE_P = (0.5, 0.3, 0.2)  # grades 1, 2, 3 of a relevant result
-ATTRACT = (0.05, 0.3, 0.5, 0.75)  # by grade 0..3
+ATTRACT = (0.06, 0.33, 0.55, 0.8)  # by grade 0..3
 EXAMINE = 0.9  # examination falls by this per slot of the page ...
 DEVICE_EXAMINE = {"mobile": 0.95, "desktop": 1.0, "tablet": 0.97}  # ... times this
 CLICKINESS_SIGMA = 0.35
