@@ -20,6 +20,9 @@ as in real submitted runs), ``trec-dl``
 100, about 5 graded judgments per query), ``xl`` (1,000,000 x 100, like
 ``large``), and ``tiny`` (50 x 20, for the smoke test).
 
+``python bench/generate.py log-10m OUTDIR`` (and ``log-tiny``) writes a
+search log instead: ``bench/generate_log.py`` says what.
+
 What makes the data realistic enough to benchmark with:
 
 * ids are numeric strings, as in MS MARCO and TREC DL;
@@ -366,11 +369,22 @@ def generate(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``python bench/generate.py SHAPE OUTDIR``."""
+    """Command line: ``python bench/generate.py SHAPE OUTDIR``.
+
+    The search-log shapes (``log-tiny``, ``log-10m``) are made by
+    ``bench/generate_log.py``.
+    """
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from generate_log import LOG_SHAPES, generate_log
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("shape", choices=sorted(SHAPES))
+    parser.add_argument("shape", choices=sorted(SHAPES) + sorted(LOG_SHAPES))
     parser.add_argument("outdir")
     args = parser.parse_args(argv)
+    if args.shape in LOG_SHAPES:
+        info = generate_log(args.shape, args.outdir)
+        print(" ".join(f"{k}={v}" for k, v in info.items()), file=sys.stderr)
+        return 0
     info = generate(args.shape, args.outdir)
     print(" ".join(f"{k}={v}" for k, v in info.items()), file=sys.stderr)
     return 0

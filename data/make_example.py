@@ -34,12 +34,26 @@ byte-identical), the material of document slices and failure analysis:
   bm25, but it over-scores news pages) and keeps bm25's order below;
 * ``qrels_intents.tsv``: the qrels with an ``intent`` column, two intents
   for queries with an ambiguous word, some of which rerank serves wrongly.
+
+Last, from random streams of its own again, a simulated search log in
+``log/`` (``searches``, ``results``, ``events`` and ``units`` as Parquet):
+an A/B test, ``ranker-2024``, whose control serves ``bm25`` and whose
+treatment serves ``hybrid`` to 900 users, hashed into the arms. Users type
+the bundled queries (now and then misspelt, which finds nothing), read
+pages of 10 results top-down in a cascade whose click and satisfaction
+chances come from the qrels' grades, dwell, reformulate, go to page 2, add
+to the cart and buy; ``units`` holds each user's behaviour in the two weeks
+before the experiment, under ``bm25``, for CUPED.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import math
+from dataclasses import dataclass
 from pathlib import Path
+from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -776,6 +790,610 @@ def make_intents(
     )
 
 
+# ---------------------------------------------------------------------------
+# A simulated search log: an A/B test of two of the runs above, for the
+# online metrics (``ie.online``). It is made last, from random streams of its
+# own, so every file above stays byte-identical. ``data/README.md`` (section
+# "The search log") documents the model and every parameter below.
+
+LOG_SEED = 20240613
+LOG_DIR = "log"
+EXPERIMENT = "ranker-2024"
+ARMS = {"control": "bm25", "treatment": "hybrid"}  # variant -> the run it serves
+N_USERS = 900
+PERIOD_START = dt.datetime(2024, 7, 8, tzinfo=dt.UTC)  # the experiment: two weeks
+PRE_START = dt.datetime(2024, 6, 24, tzinfo=dt.UTC)  # the two weeks before it
+PERIOD_DAYS = 14
+SESSION_GAP_S = 30 * 60  # sessions of a user are more than 30 minutes apart
+PAGE_SIZE = 10
+
+# Users
+USER_LANGUAGES = ("en", "de", "fr")
+USER_LANGUAGE_P = (0.55, 0.27, 0.18)
+DEVICES = ("mobile", "desktop", "tablet")
+DEVICE_P = (0.5, 0.4, 0.1)
+OTHER_DEVICE_P = 0.15  # a session on another device than the user's usual one
+# Sessions in two weeks: 1 + Poisson(activity) in the experiment (a user is
+# in it from the first visit), Poisson(activity) in the pre-period;
+# activity ~ Gamma(shape, scale), the same for both periods.
+ACTIVITY_SHAPE, ACTIVITY_SCALE = 0.6, 2.5
+NEW_USER_P = 0.15  # not seen in the pre-period
+CLICKINESS_SIGMA = 0.4  # a user's factor on attractiveness, log-normal, median 1
+SHOPPER_P = 0.3
+SHOPPER_TRANSACTIONAL = 3.0  # shoppers draw transactional queries 3x as often
+SHOPPER_ATC = 1.6  # ... and add to the cart 1.6x as often (others 0.6x)
+OTHER_ATC = 0.6
+# The hour (UTC) a session starts: relative weights, 0h to 23h
+HOUR_WEIGHTS = (
+    1.0, 0.6, 0.4, 0.3, 0.3, 0.5, 1.0, 2.0, 3.0, 3.5, 3.5, 3.5,
+    4.0, 3.5, 3.5, 3.5, 3.5, 4.0, 4.5, 5.0, 5.0, 4.5, 3.0, 2.0,
+)  # fmt: skip
+
+# Queries: the bundled queries, one id per distinct text (the lowest)
+POPULARITY_SIGMA = 1.0  # a query's weight is log-normal, median 1 ...
+NAVIGATIONAL_WEIGHT = 2.0  # ... times 2 for navigational queries
+CAPITALISED_P = 0.08  # "Github login": the same query once normalised
+EXTRA_SPACE_P = 0.03  # "github  login", "github "
+MISSPELL_LONG_P = 0.15  # longest word of 8+ letters: typed misspelt this often
+MISSPELL_P = 0.02  # longest word of 5-7 letters (shorter: never)
+# Words a reformulation shares with the query it follows (not fillers)
+CONTENT_WORDS = ("brand", "site", "topic", "action", "product", "modifier")
+
+# Click model (cascade with several clicks). Grades from qrels.txt; -1 and
+# unjudged documents count as 0.
+ATTRACT = {0: 0.05, 1: 0.25, 2: 0.50, 3: 0.75}  # P(click | examined, grade)
+SATISFY = {0: 0.03, 1: 0.35, 2: 0.65, 3: 0.85}  # P(satisfied | click, grade)
+CONTINUE = {"desktop": 0.90, "tablet": 0.87, "mobile": 0.83}  # after a skip
+CONTINUE_AFTER_CLICK = 0.6  # after an unsatisfying click
+PAGE2_P = {"desktop": 0.35, "tablet": 0.25, "mobile": 0.20}  # after all 10 seen
+ANSWER_P = 0.4  # an answer card satisfies without a click
+REFORMULATE_P = 0.55  # after an unsatisfied search, if a related query exists
+MAX_SEARCHES_PER_TASK = 4  # first pages, zero-result ones included
+ANOTHER_TASK_P = 0.3  # after a task, another one in the same session
+TASK_GAP_CAP_S = 20 * 60
+# Times in seconds: (median, sigma) of a log-normal
+FIRST_LOOK = (2.0, 0.4)  # results page shown -> first result examined
+SCAN = (0.9, 0.5)  # per further result examined
+DWELL_SAT = {0: (40.0, 0.6), 1: (50.0, 0.6), 2: (80.0, 0.6), 3: (110.0, 0.6)}
+DWELL_UNSAT = (10.0, 0.8)
+BACK = (2.0, 0.5)  # back on the results page after an unsatisfying click
+ANSWER_READ = (8.0, 0.5)  # reading an answer card
+PAGE2_GAP = (1.5, 0.3)
+RESPELL_GAP = (6.0, 0.5)  # zero results -> the query typed again, correctly
+REFORMULATE_GAP = (15.0, 0.8)
+TASK_GAP = (60.0, 1.0)
+CHECKOUT = (120.0, 0.6)  # add to cart -> purchase
+# Commerce: transactional queries, after a satisfied click on a relevant page
+ADD_TO_CART = {1: 0.20, 2: 0.35, 3: 0.50}
+PURCHASE_P = 0.45  # after an add to cart
+PRICE_MEDIAN, PRICE_SIGMA = 45.0, 0.8  # per document, log-normal, from its id
+
+
+@dataclass(frozen=True)
+class LogQuery:
+    query_id: str
+    text: str
+    query_class: str
+    language: str
+    voice: bool
+    misspelt: str
+    misspell_p: float
+    answer: bool
+    related: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LogUser:
+    user_id: str
+    variant: str
+    language: str
+    device: str
+    activity: float
+    clickiness: float
+    shopper: bool
+    new: bool
+
+
+def assign(user_id: str) -> str:
+    """The arm of a user: a stable hash of the experiment and the user id."""
+    digest = hashlib.sha256(f"{EXPERIMENT}:{user_id}".encode()).digest()
+    return tuple(ARMS)[int.from_bytes(digest[:8], "big") % len(ARMS)]
+
+
+def price(doc_id: str) -> float:
+    """A document's price: log-normal, from a hash of its id (the same every time)."""
+    digest = hashlib.sha256(f"price:{doc_id}".encode()).digest()
+    u = (int.from_bytes(digest[:8], "big") + 0.5) / 2**64
+    z = NormalDist().inv_cdf(u)
+    return round(PRICE_MEDIAN * math.exp(PRICE_SIGMA * z), 2)
+
+
+def misspell(rng: np.random.Generator, text: str) -> tuple[str, float]:
+    """A misspelt variant (two letters of the longest word swapped), and how often."""
+    words = text.split()
+    i = max(range(len(words)), key=lambda j: (len(words[j]), -j))
+    word = words[i]
+    if len(word) < 5:
+        return text, 0.0
+    j = int(rng.integers(1, len(word) - 2))
+    while word[j] == word[j + 1]:
+        j = j % (len(word) - 3) + 1
+    words[i] = word[:j] + word[j + 1] + word[j] + word[j + 2 :]
+    return " ".join(words), MISSPELL_LONG_P if len(word) >= 8 else MISSPELL_P
+
+
+def log_queries(rng: np.random.Generator, queries: pl.DataFrame) -> list[LogQuery]:
+    """The queries users type: one per distinct text, with variants and relations."""
+    content: dict[str, set[str]] = {}
+    site: set[str] = set()
+    for lang, vocab in VOCAB.items():
+        content[lang] = {w for kind in CONTENT_WORDS for w in vocab[kind].split()}
+        site |= set(vocab["site"].split())
+    rows = queries.unique("text", keep="first", maintain_order=True).rows(named=True)
+    out = []
+    for q in rows:
+        words = q["text"].split()
+        misspelt, p = misspell(rng, q["text"])
+        shared = set(words) & content[q["language"]]
+        related = tuple(
+            r["query_id"]
+            for r in rows
+            if r["query_id"] != q["query_id"]
+            and r["language"] == q["language"]
+            and shared & set(r["text"].split())
+        )
+        out.append(
+            LogQuery(
+                query_id=q["query_id"],
+                text=q["text"],
+                query_class=q["query_class"],
+                language=q["language"],
+                voice=q["source"] == "voice",
+                misspelt=misspelt,
+                misspell_p=p,
+                answer=q["query_class"] == "navigational" and bool(site & set(words)),
+                related=related,
+            )
+        )
+    return out
+
+
+def log_users(rng: np.random.Generator) -> list[LogUser]:
+    n = N_USERS
+    ids = [f"u{i:04d}" for i in range(1, n + 1)]
+    language = rng.choice(len(USER_LANGUAGES), size=n, p=USER_LANGUAGE_P)
+    device = rng.choice(len(DEVICES), size=n, p=DEVICE_P)
+    activity = rng.gamma(ACTIVITY_SHAPE, ACTIVITY_SCALE, size=n)
+    clickiness = np.exp(CLICKINESS_SIGMA * rng.normal(size=n))
+    shopper = rng.random(n) < SHOPPER_P
+    new = rng.random(n) < NEW_USER_P
+    return [
+        LogUser(
+            user_id=ids[i],
+            variant=assign(ids[i]),
+            language=USER_LANGUAGES[int(language[i])],
+            device=DEVICES[int(device[i])],
+            activity=float(activity[i]),
+            clickiness=float(clickiness[i]),
+            shopper=bool(shopper[i]),
+            new=bool(new[i]),
+        )
+        for i in range(n)
+    ]
+
+
+@dataclass(frozen=True)
+class Visit:
+    """Who searches, in which session, on which device, served by which run."""
+
+    user: LogUser
+    session: int
+    device: str
+    ranker: str
+
+
+class LogSimulator:
+    """The sessions of users in one period; rows are collected in plain lists."""
+
+    def __init__(
+        self,
+        rng: np.random.Generator,
+        queries: list[LogQuery],
+        popularity: np.ndarray,
+        rankings: dict[tuple[str, str], list[tuple[str, int]]],
+    ) -> None:
+        self.rng = rng
+        self.queries = queries
+        self.by_id = {q.query_id: q for q in queries}
+        self.popularity = popularity
+        self.rankings = rankings
+        self.weights: dict[tuple[str, str, bool], np.ndarray] = {}
+        # (user_id, session, ts_ms, query, query_id, page, n_results, serp_answer,
+        #  device, ranker)
+        self.searches: list[tuple[Any, ...]] = []
+        # (search index, user_id, ts_ms, event_type, position, doc_id, value, dwell_ms)
+        self.events: list[tuple[Any, ...]] = []
+        self.n_sessions = 0
+        self.last = 0  # time of the last search or event logged
+
+    def event(self, row: tuple[Any, ...]) -> None:
+        self.events.append(row)
+        self.last = row[2]
+
+    def ms(self, median_sigma: tuple[float, float]) -> int:
+        """A log-normal duration in milliseconds (at least 1)."""
+        median, sigma = median_sigma
+        return max(1, round(1000 * median * math.exp(sigma * self.rng.normal())))
+
+    def user(
+        self, user: LogUser, start: dt.datetime, n_sessions: int, ranker: str
+    ) -> None:
+        """``n_sessions`` sessions at random times of the two weeks from ``start``."""
+        rng = self.rng
+        hours = np.asarray(HOUR_WEIGHTS)
+        day = rng.integers(0, PERIOD_DAYS, size=n_sessions)
+        hour = rng.choice(24, size=n_sessions, p=hours / hours.sum())
+        second = rng.integers(0, 3600, size=n_sessions)
+        begin = round(start.timestamp() * 1000)
+        starts = np.sort(begin + ((day * 24 + hour) * 3600 + second) * 1000)
+        end: int | None = None
+        for first in starts.tolist():
+            t = int(first)
+            if end is not None:  # keep sessions apart by the inactivity gap
+                t = max(t, end + SESSION_GAP_S * 1000 + self.ms((300.0, 1.0)))
+            device = user.device
+            if rng.random() < OTHER_DEVICE_P:
+                others = [d for d in DEVICES if d != user.device]
+                device = others[int(rng.integers(len(others)))]
+            end = self.session(Visit(user, self.n_sessions, device, ranker), t)
+            self.n_sessions += 1
+
+    def session(self, visit: Visit, t: int) -> int:
+        """Tasks until the user leaves; the time of the last action."""
+        while True:
+            t = self.task(visit, t, self.draw(visit))
+            if self.rng.random() >= ANOTHER_TASK_P:
+                return t
+            t += min(self.ms(TASK_GAP), TASK_GAP_CAP_S * 1000)
+            # the session goes on: within 30 minutes of the last logged action
+            t = min(t, self.last + (SESSION_GAP_S - 60) * 1000)
+
+    def draw(self, visit: Visit) -> LogQuery:
+        """A query in the user's language (voice queries only on mobile)."""
+        user = visit.user
+        key = (user.language, visit.device, user.shopper)
+        if key not in self.weights:
+            shop = SHOPPER_TRANSACTIONAL if user.shopper else 1.0
+            w = np.array(
+                [
+                    p
+                    * (q.language == user.language)
+                    * (visit.device == "mobile" or not q.voice)
+                    * (shop if q.query_class == "transactional" else 1.0)
+                    for q, p in zip(self.queries, self.popularity, strict=True)
+                ]
+            )
+            self.weights[key] = w / w.sum()
+        return self.queries[
+            int(self.rng.choice(len(self.queries), p=self.weights[key]))
+        ]
+
+    def search(
+        self, visit: Visit, t: int, text: str, q: LogQuery, page: int, n_results: int
+    ) -> int:
+        answer = q.answer and page == 1 and n_results > 0
+        self.searches.append(
+            (visit.user.user_id, visit.session, t, text, q.query_id, page)
+            + (n_results, answer, visit.device, visit.ranker)
+        )
+        self.last = t
+        return len(self.searches) - 1
+
+    def surface(self, text: str) -> str:
+        """The query as typed: now and then capitalised or with an extra space."""
+        if self.rng.random() < CAPITALISED_P:
+            text = text[0].upper() + text[1:]
+        if self.rng.random() < EXTRA_SPACE_P:
+            text = text.replace(" ", "  ", 1) if " " in text else text + " "
+        return text
+
+    def task(self, visit: Visit, t: int, q: LogQuery) -> int:
+        """One information need: a query, maybe page 2, maybe reformulations."""
+        rng = self.rng
+        for attempt in range(MAX_SEARCHES_PER_TASK):
+            if attempt == 0 and rng.random() < q.misspell_p:
+                self.search(visit, t, q.misspelt, q, 1, 0)  # no results
+                t += self.ms(RESPELL_GAP)
+                continue
+            text = self.surface(q.text)
+            index = self.search(visit, t, text, q, 1, PAGE_SIZE)
+            if q.answer and rng.random() < ANSWER_P:
+                return t + self.ms(ANSWER_READ)  # answered on the page
+            t, outcome = self.cascade(visit, index, t, q, 1)
+            if outcome == "exhausted" and rng.random() < PAGE2_P[visit.device]:
+                t += self.ms(PAGE2_GAP)
+                index = self.search(visit, t, text, q, 2, PAGE_SIZE)
+                t, outcome = self.cascade(visit, index, t, q, 2)
+            if outcome == "satisfied" or not q.related:
+                return t
+            if rng.random() >= REFORMULATE_P:
+                return t
+            q = self.by_id[q.related[int(rng.integers(len(q.related)))]]
+            t += self.ms(REFORMULATE_GAP)
+        return t
+
+    def cascade(
+        self, visit: Visit, index: int, t: int, q: LogQuery, page: int
+    ) -> tuple[int, str]:
+        """Examine one page top-down; the time after it and how it ended."""
+        rng = self.rng
+        user = visit.user
+        ranking = self.rankings[(visit.ranker, q.query_id)]
+        t += self.ms(FIRST_LOOK)
+        first = (page - 1) * PAGE_SIZE
+        for position in range(first + 1, first + PAGE_SIZE + 1):
+            if position > first + 1:
+                t += self.ms(SCAN)
+            doc, grade = ranking[position - 1]
+            if rng.random() < min(ATTRACT[grade] * user.clickiness, 0.95):
+                satisfied = rng.random() < SATISFY[grade]
+                dwell = self.ms(DWELL_SAT[grade] if satisfied else DWELL_UNSAT)
+                self.event(
+                    (index, user.user_id, t, "click", position, doc, None, dwell)
+                )
+                t += dwell
+                if satisfied:
+                    return self.commerce(index, t, q, user, position, doc, grade), (
+                        "satisfied"
+                    )
+                t += self.ms(BACK)
+                if rng.random() >= CONTINUE_AFTER_CLICK:
+                    return t, "stopped"
+            elif rng.random() >= CONTINUE[visit.device]:
+                return t, "stopped"
+        return t, "exhausted"
+
+    def commerce(
+        self,
+        index: int,
+        t: int,
+        q: LogQuery,
+        user: LogUser,
+        position: int,
+        doc: str,
+        grade: int,
+    ) -> int:
+        """Add to cart at the end of a satisfied visit, maybe buy; the time after."""
+        if q.query_class != "transactional" or grade < 1:
+            return t
+        factor = SHOPPER_ATC if user.shopper else OTHER_ATC
+        if self.rng.random() >= ADD_TO_CART[grade] * factor:
+            return t
+        self.event((index, user.user_id, t, "add_to_cart", position, doc, None, None))
+        if self.rng.random() < PURCHASE_P:
+            t += self.ms(CHECKOUT)
+            self.event(
+                (index, user.user_id, t, "purchase", position, doc, price(doc), None)
+            )
+        return t
+
+
+def log_rankings(
+    qrels: pl.DataFrame, runs: pl.DataFrame
+) -> dict[tuple[str, str], list[tuple[str, int]]]:
+    """The first two pages of each arm's run, with the grade of every document."""
+    grades = qrels.select(
+        "query_id", "doc_id", grade=pl.col("relevance").clip(lower_bound=0)
+    )
+    top = (
+        runs.filter(
+            pl.col("run_id").is_in(list(ARMS.values())) & (pl.col("rank") <= 20)
+        )
+        .join(grades, on=["query_id", "doc_id"], how="left")
+        .with_columns(pl.col("grade").fill_null(0))
+        .sort("run_id", "query_id", "rank")
+    )
+    out: dict[tuple[str, str], list[tuple[str, int]]] = {}
+    for run_id, qid, doc, grade in top.select(
+        "run_id", "query_id", "doc_id", "grade"
+    ).iter_rows():
+        out.setdefault((run_id, qid), []).append((doc, int(grade)))
+    return out
+
+
+SEARCH_COLUMNS = {
+    "user_id": pl.String,
+    "session": pl.Int64,
+    "ts": pl.Int64,
+    "query": pl.String,
+    "query_id": pl.String,
+    "page": pl.Int32,
+    "n_results": pl.Int32,
+    "serp_answer": pl.Boolean,
+    "device": pl.String,
+    "ranker": pl.String,
+}
+EVENT_COLUMNS = {
+    "search": pl.Int64,
+    "user_id": pl.String,
+    "ts": pl.Int64,
+    "event_type": pl.String,
+    "position": pl.Int32,
+    "doc_id": pl.String,
+    "value": pl.Float64,
+    "dwell_ms": pl.Int64,
+}
+
+
+def utc(ms: pl.Expr) -> pl.Expr:
+    return (ms * 1000).cast(pl.Datetime("us", "UTC"))
+
+
+def ids(prefix: str, width: int) -> pl.Expr:
+    number = pl.int_range(1, pl.len() + 1).cast(pl.String).str.zfill(width)
+    return pl.concat_str(pl.lit(prefix), number)
+
+
+def log_frames(
+    sim: LogSimulator, pool: list[LogQuery]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Searches and events of one period, ids in time order."""
+    searches = (
+        pl.DataFrame(sim.searches, schema=SEARCH_COLUMNS, orient="row")
+        .with_row_index("search")
+        .sort("ts", "search")
+        .with_columns(search_id=ids("s", 5))
+    )
+    sessions = (
+        searches.group_by("session")
+        .agg(pl.col("ts", "search").min())
+        .sort("ts", "search")
+        .select("session", session_id=ids("ses", 4))
+    )
+    classes = pl.DataFrame(
+        {
+            "query_id": [q.query_id for q in pool],
+            "query_class": [q.query_class for q in pool],
+            "language": [q.language for q in pool],
+        }
+    )
+    searches = searches.join(sessions, on="session").join(classes, on="query_id")
+    events = (
+        pl.DataFrame(sim.events, schema=EVENT_COLUMNS, orient="row")
+        .with_row_index("event")
+        .sort("ts", "event")
+        .with_columns(event_id=ids("e", 5))
+        .join(searches.select("search", "search_id"), on="search")
+    )
+    return searches, events
+
+
+def make_log(
+    queries: pl.DataFrame, qrels: pl.DataFrame, runs: pl.DataFrame, docs: pl.DataFrame
+) -> dict[str, pl.DataFrame]:
+    """The four tables of ``data/log/``: searches, results, events and units."""
+    setup = np.random.default_rng([LOG_SEED, 0])
+    pool = log_queries(setup, queries)
+    popularity = np.exp(POPULARITY_SIGMA * setup.normal(size=len(pool))) * np.array(
+        [NAVIGATIONAL_WEIGHT if q.query_class == "navigational" else 1.0 for q in pool]
+    )
+    users = log_users(setup)
+    rankings = log_rankings(qrels, runs)
+
+    now = LogSimulator(np.random.default_rng([LOG_SEED, 1]), pool, popularity, rankings)
+    for user in users:
+        n = 1 + int(now.rng.poisson(user.activity))
+        now.user(user, PERIOD_START, n, ARMS[user.variant])
+    before = LogSimulator(
+        np.random.default_rng([LOG_SEED, 2]), pool, popularity, rankings
+    )
+    for user in users:  # the pre-period: every user on the control's run
+        n = 0 if user.new else int(before.rng.poisson(user.activity))
+        before.user(user, PRE_START, n, ARMS["control"])
+
+    arms = pl.DataFrame(
+        {"user_id": [u.user_id for u in users], "variant": [u.variant for u in users]}
+    )
+    searches, events = log_frames(now, pool)
+    searches = searches.join(arms, on="user_id")
+    results = pl.DataFrame(
+        [
+            (search_id, position, rankings[(ranker, qid)][position - 1][0])
+            for search_id, ranker, qid, page, n in searches.select(
+                "search_id", "ranker", "query_id", "page", "n_results"
+            ).iter_rows()
+            for position in range(
+                (page - 1) * PAGE_SIZE + 1, (page - 1) * PAGE_SIZE + n + 1
+            )
+        ],
+        schema={"search_id": pl.String, "position": pl.Int32, "doc_id": pl.String},
+        orient="row",
+    ).join(
+        docs.select(
+            "doc_id",
+            "source_type",
+            pl.col("published_at").dt.replace_time_zone("UTC"),
+        ),
+        on="doc_id",
+        how="left",
+    )
+    searches_out = searches.sort("search_id").select(
+        "search_id",
+        "session_id",
+        "user_id",
+        experiment_id=pl.lit(EXPERIMENT),
+        variant="variant",
+        ts=utc(pl.col("ts")),
+        query="query",
+        query_id="query_id",
+        query_class="query_class",
+        language="language",
+        device="device",
+        page="page",
+        n_results="n_results",
+        serp_answer="serp_answer",
+    )
+    events_out = events.sort("event_id").select(
+        "event_id",
+        "search_id",
+        "user_id",
+        ts=utc(pl.col("ts")),
+        event_type="event_type",
+        position="position",
+        doc_id="doc_id",
+        value="value",
+        dwell_ms="dwell_ms",
+    )
+
+    pre_searches, pre_events = log_frames(before, pool)
+    per_search = pre_searches.join(
+        pre_events.group_by("search_id").agg(
+            clicks=(pl.col("event_type") == "click").sum()
+        ),
+        on="search_id",
+        how="left",
+    ).with_columns(pl.col("clicks").fill_null(0))
+    pre = per_search.group_by("user_id").agg(
+        pre_searches=pl.len(),
+        pre_clicked_searches=(pl.col("clicks") > 0).sum(),
+        pre_searches_with_results=(pl.col("n_results") > 0).sum(),
+        pre_clicks=pl.col("clicks").sum(),
+        pre_sessions=pl.col("session_id").n_unique(),
+    )
+    pre_commerce = pre_events.group_by("user_id").agg(
+        pre_add_to_carts=(pl.col("event_type") == "add_to_cart").sum(),
+        pre_purchases=(pl.col("event_type") == "purchase").sum(),
+        pre_revenue=pl.col("value").sum(),
+    )
+    pre_columns = [
+        "pre_searches",
+        "pre_clicked_searches",
+        "pre_searches_with_results",
+        "pre_clicks",
+        "pre_sessions",
+        "pre_add_to_carts",
+        "pre_purchases",
+        "pre_revenue",
+    ]
+    units = (
+        arms.join(pre, on="user_id", how="left")
+        .join(pre_commerce, on="user_id", how="left")
+        .select(
+            unit_id="user_id",
+            experiment_id=pl.lit(EXPERIMENT),
+            variant="variant",
+            **{c: pl.col(c).cast(pl.Float64).fill_null(0.0) for c in pre_columns},
+        )
+        .sort("unit_id")
+    )
+    return {
+        "searches": searches_out,
+        "results": results.sort("search_id", "position"),
+        "events": events_out,
+        "units": units,
+    }
+
+
 def fmt(x: float) -> str:
     """Shortest text that reads back as exactly ``x`` (which float32 holds)."""
     if float(np.float32(x)) != x:
@@ -849,6 +1467,11 @@ def main() -> None:
     write_parquet(runs, HERE / "runs.parquet")  # bm25, dense and hybrid only
     write_parquet(queries, HERE / "queries.parquet")
     write_parquet(docs, HERE / "docs.parquet")
+
+    log = make_log(queries, qrels, runs, docs)
+    (HERE / LOG_DIR).mkdir(exist_ok=True)
+    for name, frame in log.items():
+        write_parquet(frame, HERE / LOG_DIR / f"{name}.parquet")
 
 
 if __name__ == "__main__":

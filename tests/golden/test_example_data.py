@@ -76,3 +76,90 @@ def test_documents_have_ages_and_the_leak_is_there():
     seen = shares.filter(pl.col("value") > 0)
     assert "future" in set(seen["age_bucket"].cast(pl.String))
     assert "unknown" not in set(shares["age_bucket"].cast(pl.String))
+
+
+LOG = DATA / "log"
+
+
+def _log() -> dict[str, pl.DataFrame]:
+    return {
+        name: pl.read_parquet(LOG / f"{name}.parquet")
+        for name in ("searches", "results", "events", "units")
+    }
+
+
+def test_the_search_log_has_no_bad_input():
+    """Every event has its search, every click a displayed result (data/README.md)."""
+    log = _log()
+    searches, results, events, units = (
+        log[name] for name in ("searches", "results", "events", "units")
+    )
+    assert searches["search_id"].is_unique().all()
+    assert events["event_id"].is_unique().all()
+    assert results.select("search_id", "position").is_unique().all()
+    joined = events.join(
+        searches.select("search_id", search_user="user_id", search_ts="ts"),
+        on="search_id",
+        how="left",
+    )
+    assert joined["search_ts"].null_count() == 0
+    assert (joined["user_id"] == joined["search_user"]).all()
+    assert (joined["ts"] >= joined["search_ts"]).all()
+    shown = results.select("search_id", "position", "doc_id")
+    assert events.join(
+        shown, on=["search_id", "position", "doc_id"], how="anti"
+    ).is_empty()
+    pages = searches.join(
+        results.group_by("search_id").agg(n=pl.len(), first=pl.col("position").min()),
+        on="search_id",
+        how="left",
+    )
+    assert (pages["n"].fill_null(0) == pages["n_results"]).all()
+    with_results = pages.filter(pl.col("n_results") > 0)
+    assert (with_results["first"] == (with_results["page"] - 1) * 10 + 1).all()
+    assert results.null_count().sum_horizontal().item() == 0
+    arms = searches.group_by("user_id").agg(pl.col("variant").n_unique())
+    assert arms["variant"].max() == 1
+    assert sorted(units["unit_id"]) == sorted(arms["user_id"])
+    assert units.join(
+        searches.select("user_id", "variant").unique(),
+        left_on=["unit_id", "variant"],
+        right_on=["user_id", "variant"],
+        how="anti",
+    ).is_empty()
+
+
+def test_the_search_log_sessions_follow_the_30_minute_gap():
+    """Deriving sessions by a 30-minute gap gives back ``session_id``."""
+    log = _log()
+    timeline = pl.concat(
+        [
+            log["searches"].select("user_id", "session_id", "ts"),
+            log["events"]
+            .join(log["searches"].select("search_id", "session_id"), on="search_id")
+            .select("user_id", "session_id", "ts"),
+        ]
+    ).sort("user_id", "ts")
+    gaps = timeline.with_columns(
+        gap=(pl.col("ts") - pl.col("ts").shift(1).over("user_id")).dt.total_seconds(),
+        new=pl.col("session_id") != pl.col("session_id").shift(1).over("user_id"),
+    ).drop_nulls("gap")
+    assert gaps.filter(~pl.col("new"))["gap"].max() < 1800
+    assert gaps.filter(pl.col("new"))["gap"].min() > 1800
+
+
+def test_the_search_log_tells_its_story():
+    """hybrid wins on informational queries, not on navigational ones; no SRM."""
+    log = _log()
+    clicked = log["events"].filter(pl.col("event_type") == "click")["search_id"]
+    ctr = (
+        log["searches"]
+        .filter(pl.col("n_results") > 0)
+        .group_by("query_class", "variant")
+        .agg(ctr=pl.col("search_id").is_in(clicked.implode()).mean())
+    )
+    by = {(c, v): x for c, v, x in ctr.iter_rows()}
+    assert by["informational", "treatment"] > by["informational", "control"] + 0.05
+    assert by["navigational", "treatment"] < by["navigational", "control"]
+    n = log["units"]["variant"].value_counts().sort("variant")["count"].to_list()
+    assert abs(n[0] - n[1]) < 2 * (sum(n) ** 0.5)  # well within chance of 50/50
