@@ -485,14 +485,18 @@ class _Plan:
         self.index = {c: i for i, c in enumerate(self.columns)}
 
     def aggregations(self) -> list[pl.Expr]:
-        """Moments of every column, and counts of values the tests cannot use."""
+        """Moments of every column, and counts of values the tests cannot use.
+
+        NaN and infinite values are not counted (that costs a pass): they
+        make the mean non-finite, which :meth:`check_values` notices.
+        """
         out: list[pl.Expr] = []
         for c, i in self.index.items():
             x = pl.col(c).cast(pl.Float64)
             out += [
                 x.mean().alias(f"__m{i}"),
                 x.var().alias(f"__v{i}"),
-                (x.is_null() | x.is_finite().not_()).sum().alias(f"__bad{i}"),
+                x.null_count().alias(f"__null{i}"),
             ]
             if c in self.binary:
                 out.append(((x != 0.0) & (x != 1.0)).sum().alias(f"__nb{i}"))
@@ -505,10 +509,13 @@ class _Plan:
             )
         return out
 
-    def check_values(self, stats: pl.DataFrame) -> None:
+    def check_values(self, stats: pl.DataFrame, lf: pl.LazyFrame) -> None:
         """Raise for null, NaN or infinite values, and non-0/1 proportions."""
         for c, i in self.index.items():
-            bad = int(stats[f"__bad{i}"].sum())
+            bad = int(stats[f"__null{i}"].sum())
+            if not bad and not stats[f"__m{i}"].is_finite().all():
+                x = pl.col(c).cast(pl.Float64)
+                bad = int(lf.select(x.is_finite().not_().sum()).collect().item())
             if bad:
                 msg = (
                     f"column {c!r} holds {bad} null, NaN or infinite value(s); every "
@@ -981,17 +988,21 @@ def _read_units(
 
     keys = [variant, *slices]
     aggs = [pl.len().alias("__n")]
-    if unit is not None:
+    if unit is not None and repeats:
         aggs.append(pl.col(unit).n_unique().alias("__units"))
     if plan is not None:
         aggs += plan.aggregations()
     present = lf.filter(pl.col(variant).is_not_null())
     queries = [lf.group_by(keys).agg(aggs)]
     if unit is not None:
-        queries.append(present.select(pl.col(unit).n_unique().alias("__total")))
+        queries.append(
+            present.select(_unit_screen(unit, variant, slices, repeats=repeats))
+        )
         if slices:
             queries.append(
-                present.group_by(variant).agg(pl.col(unit).n_unique().alias("__units"))
+                present.group_by(variant).agg(
+                    pl.col(unit).hash(_SEED).n_unique().alias("__units")
+                )
             )
     results = pl.collect_all(queries)
     stats = results[0].with_columns(pl.col(variant).cast(pl.String).alias("__arm"))
@@ -1007,21 +1018,24 @@ def _read_units(
         msg = f"the units frame has no rows with a variant (column {variant!r})."
         raise DataError(msg)
     if plan is not None:
-        plan.check_values(stats)
+        plan.check_values(stats, present)
     overall: dict[str, int] | None = None
     if unit is not None:
+        screen = results[1].row(0, named=True)
+        suspect = (
+            (not repeats and not slices and screen["__rows"] != screen["__units"])
+            or (not repeats and slices and screen["__rows"] != screen["__cells"])
+            or ((repeats or bool(slices)) and screen["__pairs"] != screen["__units"])
+        )
+        if suspect:  # exact checks; they find nothing after a hash collision
+            _contamination(present, unit, variant)
+            if not repeats:
+                _repeats(present, [unit, variant, *slices])
         if repeats:
             stats = stats.with_columns(pl.col("__units").alias("__n"))
-        else:
-            _check_unique_units(stats, present, unit, variant, slices)
-        per_arm = results[2] if slices else stats.select(variant, "__units")
-        if int(per_arm["__units"].sum()) > int(results[1]["__total"][0]):
-            _contamination(present, unit, variant)
         if slices:
             overall = {
-                str(a): int(k)
-                for a, k in per_arm.select(variant, "__units").iter_rows()
-                if a is not None
+                str(a): int(k) for a, k in results[2].iter_rows() if a is not None
             }
     seen = sorted(str(v) for v in stats["__arm"].unique().to_list())
     arms = _arms(seen, weights, f"column {variant!r}")
@@ -1056,27 +1070,37 @@ def _read_units(
     return _Units(grid, slice_frame, arms, seen, totals)
 
 
-def _check_unique_units(
-    stats: pl.DataFrame,
-    present: pl.LazyFrame,
-    unit: str,
-    variant: str,
-    slices: list[str],
-) -> None:
-    repeated = stats.filter(pl.col("__n") > pl.col("__units"))
-    if not repeated.height:
+#: Seed of the hashes that screen for repeated units (exact checks follow a hit).
+_SEED = 0x1EE7
+
+
+def _unit_screen(
+    unit: str, variant: str, slices: list[str], *, repeats: bool
+) -> list[pl.Expr]:
+    """Distinct counts of hashed keys that reveal repeated or shared units.
+
+    Hashing makes the screen one fast pass over ten million ids; a
+    collision can only cause a needless exact check, never a missed one.
+    """
+    h_unit = pl.col(unit).hash(_SEED)
+    screen = [pl.len().alias("__rows"), h_unit.n_unique().alias("__units")]
+    if slices and not repeats:
+        cell = h_unit
+        for i, column in enumerate(slices):
+            cell = cell ^ pl.col(column).hash(_SEED + 2 + i)
+        screen.append(cell.n_unique().alias("__cells"))
+    if slices or repeats:
+        pair = h_unit ^ pl.col(variant).hash(_SEED + 1)
+        screen.append(pair.n_unique().alias("__pairs"))
+    return screen
+
+
+def _repeats(present: pl.LazyFrame, keys: list[str]) -> None:
+    found = present.group_by(keys).len().filter(pl.col("len") > 1).collect()
+    if not found.height:
         return
-    n_repeated = int((repeated["__n"] - repeated["__units"]).sum())
-    keys = [unit, variant, *slices]
-    example = (
-        present.group_by(keys)
-        .len()
-        .filter(pl.col("len") > 1)
-        .sort(keys, nulls_last=True)
-        .head(1)
-        .collect()
-        .row(0, named=True)
-    )
+    n_repeated = int((found["len"] - 1).sum())
+    example = found.sort(keys, nulls_last=True).row(0, named=True)
     shown = ", ".join(f"{k}={example[k]!r}" for k in keys)
     msg = (
         f"the units frame repeats {n_repeated} unit row(s), e.g. {shown} "
@@ -1094,6 +1118,8 @@ def _contamination(present: pl.LazyFrame, unit: str, variant: str) -> None:
         .sort(unit)
         .collect()
     )
+    if not found.height:
+        return
     examples = ", ".join(f"{u!r} in {v!r}" for u, v in found.head(3).iter_rows())
     msg = (
         f"{found.height} unit(s) appear in more than one variant, e.g. {examples}; "
@@ -1887,7 +1913,7 @@ def power_units(
     ).collect()
     if variant is not None:
         stats = stats.with_columns(pl.col(variant).cast(pl.String))
-    plan.check_values(stats)
+    plan.check_values(stats, lf)
     n_units = stats["__n"].to_numpy().astype(np.float64)
     m = plan.moments(stats, n_units)
     with np.errstate(all="ignore"):
@@ -2046,7 +2072,7 @@ def aa_units(
     _require_columns(schema, columns)
     _require_numeric(schema, list(columns), "a metric's column")
     plan = _Plan(specs, cuped=cuped)
-    plan.check_values(lf.select(plan.aggregations()).collect())
+    plan.check_values(lf.select(plan.aggregations()).collect(), lf)
     values = (
         lf.select(pl.col(c).cast(pl.Float64) for c in plan.columns)
         .collect()
