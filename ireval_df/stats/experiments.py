@@ -1412,6 +1412,9 @@ def ab_test_units(
       correction family, ``reason`` says why, and one warning counts them)
       when an arm has fewer than 2 units in the slice, or a ratio's
       denominator sums to 0 in an arm.
+    - The moments are sums that polars computes in parallel, so two runs on
+      the same data may differ in the last bit (about 1e-16 relative);
+      compare results with a tolerance.
     - ``srm_p_value`` is the chi-square test of the slice's unit counts
       against ``expected`` (all arms at once, :func:`srm`); ``srm_flag`` is
       true when it, or the test over all slices (distinct units per arm), is
