@@ -318,6 +318,21 @@ def _check_count(name: str, value: Any, least: int = 1) -> int:
     return value
 
 
+def _slices(by: Any, *reserved: str | None) -> list[str]:
+    """``by`` as a list, refusing the variant and unit columns and output names."""
+    slices = slice_columns(by)
+    taken = {r for r in reserved if r is not None} | {"metric", *AB_COLUMNS}
+    clash = [s for s in slices if s in taken or s.startswith("__")]
+    if clash or len(set(slices)) < len(slices):
+        msg = (
+            f"by={slices!r} cannot slice by {clash or slices!r}: a slice column "
+            "must differ from the variant and unit columns, from the result's "
+            "own columns, and from the other slices."
+        )
+        raise OptionError(msg)
+    return slices
+
+
 def _lazy(units: Any) -> pl.LazyFrame:
     return to_polars(units).lazy()
 
@@ -1417,9 +1432,9 @@ def ab_test_units(
       compare results with a tolerance.
     - ``srm_p_value`` is the chi-square test of the slice's unit counts
       against ``expected`` (all arms at once, :func:`srm`); ``srm_flag`` is
-      true when it, or the test over all slices (distinct units per arm), is
-      below 0.001, and a warning then says the comparison is not
-      trustworthy.
+      true when it, or the test over all slices (distinct units per arm;
+      rows per arm with ``unit=None``), is below 0.001, and a warning then
+      says the comparison is not trustworthy.
 
     Examples
     --------
@@ -1445,7 +1460,7 @@ def ab_test_units(
         msg = f"cuped must be True or False, found {cuped!r}."
         raise OptionError(msg)
     weights = _check_expected(expected)
-    slices = slice_columns(by)
+    slices = _slices(by, variant, unit)
     lf = _lazy(units)
     schema = lf.collect_schema()
     columns = _spec_columns(specs, cuped=cuped)
@@ -1594,7 +1609,7 @@ def srm(
     ([600, 400], '2.54e-10', True)
     """
     weights = _check_expected(expected)
-    slices = slice_columns(by)
+    slices = _slices(by, variant, unit)
     lf = _lazy(units)
     needed = {variant: "the variant column (variant=)"}
     if unit is not None:
@@ -1896,7 +1911,7 @@ def power_units(
     if not isinstance(cuped, bool):
         msg = f"cuped must be True or False, found {cuped!r}."
         raise OptionError(msg)
-    slices = slice_columns(by)
+    slices = _slices(by, variant)
     keys = ([variant] if variant is not None else []) + slices
     lf = _lazy(units)
     columns = _spec_columns(specs, cuped=cuped)
@@ -2326,7 +2341,7 @@ def quantile_test(
     weights = _check_expected(expected)
     name = metric if metric is not None else f"{value}_q{q:g}"
     _column_name(name, "metric")
-    slices = slice_columns(by)
+    slices = _slices(by, variant, unit, value)
     lf = _lazy(rows)
     schema = lf.collect_schema()
     needed = {

@@ -337,6 +337,26 @@ def test_control_errors():
         )
 
 
+def test_null_slice_values_are_a_slice_of_their_own():
+    units = units_of(
+        A={"y": [1, 2, 3, 4, 5, 6]}, B={"y": [2, 3, 4, 5, 6, 7]}
+    ).with_columns(s=pl.Series(["a", "a", "a", None, None, None] * 2))
+    result = ab_test_units(units.to_pandas(), {"y": mean("y")}, control="A", by="s")
+    assert result["s"].tolist()[0] == "a"
+    assert result["s"].isna().tolist() == [False, True]
+    assert result["n_control"].tolist() == [3, 3]
+    assert result["delta"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("by", ["variant", "unit_id", "metric", "p_value", ["s", "s"]])
+def test_slices_must_be_other_columns(by):
+    units = units_of(A={"y": [1, 2]}, B={"y": [2, 3]}).with_columns(
+        s=pl.lit("x"), metric=pl.lit("m"), p_value=pl.lit(0.1)
+    )
+    with pytest.raises(OptionError, match="cannot slice by"):
+        ab_test_units(units, {"y": mean("y")}, control="A", by=by)
+
+
 def test_integer_variants_and_control():
     units = units_of(A={"y": Y_A}, B={"y": Y_B}).with_columns(
         (pl.col("variant") == "B").cast(pl.Int64).alias("variant")
