@@ -164,7 +164,7 @@ class Proportion:
 
     value: str
 
-    def columns(self, *, cuped: bool) -> tuple[str, ...]:  # noqa: ARG002
+    def columns(self, *, cuped: bool) -> tuple[str, ...]:
         """Return the columns the analysis reads."""
         return (self.value,)
 
@@ -2011,7 +2011,7 @@ def aa_units(
     seed: int | None = 0,
     alpha: float = 0.05,
     cuped: bool = False,
-) -> pl.DataFrame:
+) -> Any:
     """A/A test: split units that got the same treatment at random, many times.
 
     Each split assigns every unit to one of two halves with probability 1/2
@@ -2039,7 +2039,7 @@ def aa_units(
 
     Returns
     -------
-    polars.DataFrame
+    Frame of the same kind as ``units`` (a LazyFrame gives a polars DataFrame)
         One row per metric: ``metric, n_units, n_splits`` (the splits that
         could be tested), ``alpha, false_positive_rate`` (the share of
         splits with p <= alpha), ``fpr_ci_low, fpr_ci_high`` (its
@@ -2179,7 +2179,7 @@ def aa_units(
         "cuped": cuped,
         "split": "Bernoulli(1/2) per unit",
     }
-    return output(result, units, settings)  # type: ignore[no-any-return]
+    return output(result, units, settings)
 
 
 # --------------------------------------------------------------------------
