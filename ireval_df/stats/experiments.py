@@ -1008,18 +1008,23 @@ def _read_units(
     if plan is not None:
         aggs += plan.aggregations()
     present = lf.filter(pl.col(variant).is_not_null())
-    queries = [lf.group_by(keys).agg(aggs)]
+    screens = []
     if unit is not None:
-        queries.append(
+        screens.append(
             present.select(_unit_screen(unit, variant, slices, repeats=repeats))
         )
         if slices:
-            queries.append(
+            screens.append(
                 present.group_by(variant).agg(
                     pl.col(unit).hash(_SEED).n_unique().alias("__units")
                 )
             )
-    results = pl.collect_all(queries)
+    # polars' streaming engine aggregates fastest, its in-memory engine counts
+    # distinct values fastest (measured on ten million units)
+    results = [
+        lf.group_by(keys).agg(aggs).collect(),
+        *(pl.collect_all(screens, engine="in-memory") if screens else []),
+    ]
     stats = results[0].with_columns(pl.col(variant).cast(pl.String).alias("__arm"))
     missing = stats.filter(pl.col("__arm").is_null())
     if missing.height:
