@@ -279,10 +279,16 @@ def _merge(defs: Iterable[Def]) -> dict[Stage, dict[str, pl.Expr]]:
 
 @dataclass(frozen=True)
 class Derived:
-    """The grain frames of one call, lazy, each with the slice columns."""
+    """The grain frames of one call, lazy, each with the slice columns.
+
+    ``groups`` holds every (experiment, variant, unit, slices) the log has:
+    from the searches, or with result slices from the displayed results,
+    so that a group without a row at some grain still gets its zeros.
+    """
 
     frames: Mapping[Grain, pl.LazyFrame]
     slices: Slices
+    groups: pl.LazyFrame
 
 
 def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Derived:
@@ -329,8 +335,12 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
     if "session" in grains:
         frames["session"] = _session_frame(search, slices, defs.get("session", {}))
     results = None
-    if "result" in grains or ("click" in grains and result_slices):
+    if "result" in grains or result_slices:
         results = _result_frame(log, search_keys, result_slices)
+    group_keys = [*KEYS, "unit_id", *slices.search, *result_slices]
+    source = search if not result_slices else results
+    assert source is not None  # noqa: S101 - results exist with result slices
+    groups = source.select(group_keys).unique()
     if "result" in grains:
         assert results is not None  # noqa: S101 - built just above
         assert clicks is not None  # noqa: S101
@@ -354,7 +364,7 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
                 how="left",
             )
         frames["click"] = frame
-    return Derived(frames, slices)
+    return Derived(frames, slices, groups)
 
 
 def _clicks(log: SearchLog, defs: Mapping[str, pl.Expr]) -> pl.LazyFrame:

@@ -218,7 +218,7 @@ class Issue:
     table : str
         ``searches``, ``results``, ``events`` or ``units``.
     problem : str
-        What the rows have, e.g. ``"point at unknown searches"``.
+        What the rows have, e.g. ``"pointing at unknown searches"``.
     rows : int
         How many rows have it.
     action : str
@@ -837,8 +837,7 @@ def _cast(
                 ids = [c for c in ("search_id", "event_id") if c in source]
                 rules.append(
                     _Rule(
-                        "have a time (ts) that is missing, not a time, or a "
-                        "negative epoch",
+                        "with a time (ts) missing, not a time, or a negative epoch",
                         pl.col("ts").is_null(),
                         (*ids, _RAW + canon),
                     )
@@ -934,10 +933,10 @@ def _searches(
     if "page" not in frame.columns:
         frame = frame.with_columns(page=pl.lit(1, pl.Int32))
     rules += [
-        _Rule("have no user_id", pl.col("user_id").is_null(), ("search_id",)),
-        _Rule("have no variant", pl.col("variant").is_null(), ("search_id", "unit_id")),
+        _Rule("with no user_id", pl.col("user_id").is_null(), ("search_id",)),
+        _Rule("with no variant", pl.col("variant").is_null(), ("search_id", "unit_id")),
         _Rule(
-            "have a page that is missing or below 1",
+            "with a page missing or below 1",
             pl.col("page").is_null() | (pl.col("page") < 1),
             ("search_id", "page"),
         ),
@@ -950,7 +949,7 @@ def _searches(
     if "session_id" in frame.columns:
         rules.append(
             _Rule(
-                "have no session_id (while others have one)",
+                "with no session_id (while others have one)",
                 pl.col("session_id").is_null(),
                 ("search_id",),
             )
@@ -958,7 +957,7 @@ def _searches(
     if "n_results" in frame.columns:
         rules.append(
             _Rule(
-                "have an n_results that is missing or negative",
+                "with n_results missing or negative",
                 pl.col("n_results").is_null() | (pl.col("n_results") < 0),
                 ("search_id", "n_results"),
             )
@@ -1025,7 +1024,7 @@ def _contamination(
     issues.append(
         Issue(
             "searches",
-            f"belong to {n} {'unit' if n == 1 else 'units'} seen in more than one "
+            f"of {n} {'unit' if n == 1 else 'units'} seen in more than one "
             f"variant (contaminated='drop')",
             before - frame.height,
             "dropped",
@@ -1056,7 +1055,7 @@ def _units(
         f"units.unique({keys!r}).",
     )
     if "variant" in frame.columns:
-        rule = _Rule("have no variant", pl.col("variant").is_null(), ("unit_id",))
+        rule = _Rule("with no variant", pl.col("variant").is_null(), ("unit_id",))
         frame = _apply(frame, "units", [rule], issues, invalid)
     return _drop_raw(frame)
 
@@ -1076,7 +1075,7 @@ def _results(
     if "published_at" in frame.columns:
         raw_time = pl.col(_RAW + "published_at")
         rule = _Rule(
-            "have a published_at that is not a time",
+            "with a published_at that is not a time",
             pl.col("published_at").is_null() & raw_time.is_not_null(),
             ("search_id", "position", _RAW + "published_at"),
             action="left null (age unknown)",
@@ -1094,23 +1093,23 @@ def _results(
     )
     rules = [
         _Rule(
-            "have no search_id or position",
+            "with no search_id or position",
             pl.col("search_id").is_null() | pl.col("position").is_null(),
             slot,
         ),
-        _Rule("have a position below 1", pl.col("position") < 1, slot),
+        _Rule("with a position below 1", pl.col("position") < 1, slot),
         _Rule(
-            "belong to searches dropped above",
+            "of searches dropped above",
             pl.col("search_id").is_in(dropped.implode()),
             ("search_id",),
         ),
-        _Rule("point at unknown searches", pl.col(_KEY).is_null(), ("search_id",)),
-        _Rule("belong to searches with n_results = 0", pl.col("__ireval_n") == 0, slot),
+        _Rule("pointing at unknown searches", pl.col(_KEY).is_null(), ("search_id",)),
+        _Rule("of searches with n_results = 0", pl.col("__ireval_n") == 0, slot),
     ]
     frame = _apply(frame, "results", rules, issues, invalid)
     repeat = _repeats(frame, slot, ["__ireval_doc", "__ireval_tie"])
     rule = _Rule(
-        "repeat a (search_id, position) slot",
+        "repeating a (search_id, position) slot",
         pl.lit(repeat),
         (*slot, "doc_id"),
         action="dropped, the smallest doc_id kept",
@@ -1182,34 +1181,34 @@ def _events(
     tie_cols = [c for c in frame.columns if not c.startswith("__ireval")]
     frame = frame.with_columns(pl.struct(tie_cols).hash(29).alias("__ireval_tie"))
     rules += [
-        _Rule("have no event_type", pl.col("event_type").is_null(), shown),
+        _Rule("with no event_type", pl.col("event_type").is_null(), shown),
         _Rule(
-            "belong to searches dropped above",
+            "of searches dropped above",
             pl.col("search_id").is_in(dropped.implode()),
             shown,
         ),
         _Rule(
-            "point at unknown searches",
+            "pointing at unknown searches",
             pl.col("search_id").is_not_null() & pl.col(_KEY).is_null(),
             shown,
         ),
         _Rule(
-            "have no user_id (and no search to take it from)",
+            "with no user_id (and no search to take it from)",
             pl.col("user_id").is_null(),
             shown,
         ),
         _Rule(
-            "happen before their search was served",
+            "before their search was served",
             pl.col("ts") < pl.col("__ireval_sts"),
             (*shown, "ts", "__ireval_sts"),
         ),
-        _Rule("are clicks at positions the search did not display", not_shown, shown),
+        _Rule("clicking a position the search did not display", not_shown, shown),
     ]
     frame = _apply(frame, "events", rules, issues, invalid)
     if "event_id" in frame.columns:
         repeat = _repeats(frame, ["event_id"], ["ts", "__ireval_tie"])
         rule = _Rule(
-            "repeat an event_id",
+            "repeating an event_id",
             pl.lit(repeat),
             shown,
             action="dropped, the earliest kept",
@@ -1218,7 +1217,7 @@ def _events(
     if "dwell_ms" in frame.columns:
         negative = pl.col("dwell_ms") < 0
         rule = _Rule(
-            "have a negative dwell_ms",
+            "with a negative dwell_ms",
             negative,
             (*shown, "dwell_ms"),
             action="left null (the time to the next action is used)",

@@ -112,7 +112,8 @@ def metrics(
     derived = derive(log, [n.measure for n in named], slices)
     keys = [*KEYS, *by_names]
     passes = group_sums(derived, named, keys)
-    collected = pl.collect_all([frame for _, _, frame in passes])
+    grid = derived.groups.select(keys).unique()
+    *collected, groups = pl.collect_all([*(frame for _, _, frame in passes), grid])
     parts: list[pl.DataFrame] = []
     order = {n.name: i for i, n in enumerate(named)}
     for (group, by_position, _), frame in zip(passes, collected, strict=True):
@@ -125,6 +126,10 @@ def metrics(
             part = frame
             if by_position:
                 part = part.filter(den != 0)
+            else:  # a group without a row at this grain: no value, no units
+                part = groups.join(
+                    part, on=keys, how="left", nulls_equal=True
+                ).with_columns(pl.col(N_UNITS, N_SEARCHES_OUT).fill_null(0))
             parts.append(
                 part.select(
                     *keys,

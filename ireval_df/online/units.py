@@ -126,8 +126,10 @@ def unit_table(
     derived = derive(log, [n.measure for n in named], slices)
     keys = [*KEYS, "unit_id", *by_names]
     passes = group_sums(derived, named, keys, medians=False, counts=False)
-    collected = pl.collect_all([frame for _, _, frame in passes])
-    tables: list[pl.DataFrame] = []
+    *collected, groups = pl.collect_all(
+        [*(frame for _, _, frame in passes), derived.groups.select(keys)]
+    )
+    tables: list[pl.DataFrame] = [groups]
     for (group, by_position, _), frame in zip(passes, collected, strict=True):
         if by_position:
             for n in group:
@@ -136,7 +138,7 @@ def unit_table(
             tables.append(frame)
     table = tables[0]
     for other in tables[1:]:
-        table = table.join(other, on=keys, how="full", coalesce=True, nulls_equal=True)
+        table = table.join(other, on=keys, how="left", nulls_equal=True)
     sums = [c for c in table.columns if c not in keys]
     if by is None:
         table = _assigned(log, table, keys)
