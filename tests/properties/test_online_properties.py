@@ -100,7 +100,8 @@ def _check_sums(log, metrics, by):
         for k in keys:
             match = match.filter(pl.col(k).eq_missing(row[k]))
         if match.height == 0:
-            assert row["value"] is None and row["n_units"] == 0, row
+            assert row["value"] is None, row
+            assert row["n_units"] == 0, row
             continue
         num, den = match[f"{name}__num"].item(), match[f"{name}__den"].item()
         if den == 0:
