@@ -1268,6 +1268,10 @@ def _timeline(
     n = searches.height
     key_type = pl.UInt32 if n < 2**32 - 1 else pl.UInt64
     derive = "session_id" not in searches.columns
+    # a given session is its user's: two users' "1" are two sessions
+    own_session = pl.concat_str("user_id", pl.lit("\x1f"), "session_id").alias(
+        "session_id"
+    )
     s = searches.select(
         pl.col("user_id"),
         pl.col("ts"),
@@ -1276,11 +1280,11 @@ def _timeline(
         pl.int_range(n, dtype=key_type).alias("search"),
         pl.lit(None, key_type).alias("row"),
         pl.lit(value=False).alias("click"),
-        *([] if derive else [pl.col("session_id")]),
+        *([] if derive else [own_session]),
     )
     parts = [s]
     if events is not None and event_key is not None:
-        tie_cols = [c for c in events.columns]
+        tie_cols = events.columns
         e = events.select(
             pl.col("user_id"),
             pl.col("ts"),
@@ -1291,7 +1295,7 @@ def _timeline(
             (pl.col("event_type") == CLICK).alias("click"),
         )
         if not derive:
-            own = searches["session_id"].gather(event_key.fill_null(0).cast(pl.Int64))
+            own = s["session_id"].gather(event_key.fill_null(0).cast(pl.Int64))
             e = e.with_columns(
                 pl.when(pl.col("search").is_not_null())
                 .then(pl.Series(own))
@@ -1321,7 +1325,12 @@ def _timeline(
                     .sort("ts")
                 )
                 placed = unplaced.sort("ts").join_asof(
-                    anchors, on="ts", by="user_id", strategy="backward", tolerance=gap
+                    anchors,
+                    on="ts",
+                    by="user_id",
+                    strategy="backward",
+                    tolerance=gap,
+                    check_sortedness=False,  # sorted by ts above
                 )
                 line = pl.concat(
                     [

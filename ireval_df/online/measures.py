@@ -114,12 +114,6 @@ def _check_f(m: Metric) -> None:
         raise MetricSpecError(msg)
 
 
-def _check_k(m: Metric) -> None:
-    if m.k is not None and int(m.k) < 1:
-        msg = f"metric {str(m)!r}: the cutoff must be at least 1, found {m.k!r}"
-        raise MetricSpecError(msg)
-
-
 def _slug(value: float) -> str:
     return repr(float(value)).replace(".", "_").replace("-", "m")
 
@@ -151,7 +145,6 @@ def _sat(tau: float) -> tuple[Def, Def]:
     aggregate="ratio",
     unit="search",
     empty=None,
-    validate=_check_k,
     numer="clicked_searches",
     denom="searches_with_results",
 )
@@ -715,7 +708,6 @@ def session_success(m: Metric) -> Measure:
     aggregate="ratio",
     unit="result",
     empty=None,
-    validate=_check_k,
     numer="clicked_results",
     denom="impressions",
 )
@@ -743,7 +735,6 @@ def impression_ctr(m: Metric) -> Measure:
     aggregate="ratio",
     unit="result",
     empty=None,
-    validate=_check_k,
     numer="clicked_results",
     denom="impressions",
 )
