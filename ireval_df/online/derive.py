@@ -91,6 +91,7 @@ REVENUE = col("revenue")
 ABANDONED = col("abandoned")
 NEXT_QUERY = col("next_query")
 NEXT_GAP = col("next_gap")
+NEXT_TS = col("next_ts")
 ANSWER = col("answer")
 DWELL = col("dwell")
 LAST_CLICK = col("last_click")
@@ -279,16 +280,39 @@ def _merge(defs: Iterable[Def]) -> dict[Stage, dict[str, pl.Expr]]:
 
 @dataclass(frozen=True)
 class Derived:
-    """The grain frames of one call, lazy, each with the slice columns.
+    """The grain frames of one call, lazy, keyed by integers.
 
-    ``groups`` holds every (experiment, variant, unit, slices) the log has:
-    from the searches, or with result slices from the displayed results,
+    Every grain frame has ``__ireval_group`` (one UInt64 per experiment,
+    variant and search slices: its search's), ``__ireval_unit`` (one per
+    unit) and, for results and clicks, the result slices. ``labels`` maps
+    each group key back to ``experiment_id``, ``variant`` and the search
+    slices; ``groups`` lists every (group, unit, result slices) the log has,
     so that a group without a row at some grain still gets its zeros.
     """
 
     frames: Mapping[Grain, pl.LazyFrame]
     slices: Slices
+    labels: pl.DataFrame
     groups: pl.LazyFrame
+    units: pl.LazyFrame
+
+
+GROUP = col("group")
+UNIT = col("unit")
+FIRST = col("first")
+#: 1 per row of any grain frame (a literal would sum to 1 per group)
+ONE = pl.col(GROUP).is_not_null().cast(pl.Int64)
+
+
+def _group_key(frame: pl.DataFrame, columns: Sequence[str]) -> pl.Series:
+    """One UInt64 per distinct combination of ``columns``: a hash, checked exact."""
+    combined = pl.struct([pl.col(c) for c in columns])
+    out, distinct = frame.select(
+        combined.hash(3).alias("h"), combined.n_unique().alias("n")
+    ).pipe(lambda f: (f["h"], f["n"][0]))
+    if out.n_unique() == distinct:
+        return out
+    return frame.select(combined.rank("dense").cast(pl.UInt64).alias("h"))["h"]
 
 
 def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Derived:
@@ -307,67 +331,94 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
     Returns
     -------
     Derived
-        One LazyFrame per grain needed, with ``experiment_id, variant,
-        unit_id``, the slice columns and every column the measures read.
+        One LazyFrame per grain needed, with the group and unit keys, the
+        result slices and every column the measures read.
+
+    Notes
+    -----
+    Search attributes reach results and clicks by their search's row number
+    (a gather), never by a join on text; the keys of groups and units are
+    64-bit hashes checked to be exact (:func:`~ireval_df.online.log.exact_key`).
     """
     grains = {m.grain for m in measures}
     needs = set().union(*(m.needs for m in measures)) if measures else set()
     defs = _merge(d for m in measures for d in m.defs)
     if "session" in grains:
         needs |= {"clicks", "commerce"}
-    if defs.get("click_search"):
+    if defs.get("click_search") or "click" in grains:
         needs.add("clicks")
-    if "click" in grains:
-        needs.add("clicks")
+    searches = log.with_keys("searches")
+    group = _group_key(searches, [*KEYS, *slices.search])
+    unit = log.index.unit
+    searches = searches.with_columns(group.alias(GROUP), unit.alias(UNIT))
+    if "next" in needs:  # the next search of the session, by row number
+        at = log.index.next_search
+        searches = searches.with_columns(
+            log.searches["query_norm"].gather(at).alias(NEXT_QUERY),
+            log.searches["ts"].gather(at).alias(NEXT_TS),
+        )
+    labels = searches.select(GROUP, *KEYS, *slices.search).unique(GROUP, keep="any")
+    units = searches.lazy().select(UNIT, "unit_id").unique(UNIT, keep="any")
     frames: dict[Grain, pl.LazyFrame] = {}
-
-    searches = log.keyed("searches")
-    result_slices = slices.result
     clicks = None
     if "clicks" in needs or "click" in grains or "result" in grains:
-        clicks = _clicks(log, defs.get("click", {}))
-    search = _search_frame(log, searches, clicks, needs, defs)
-    search_keys = search.select(
-        SEARCH, "experiment_id", "variant", "unit_id", "ts", *slices.search
-    )
+        clicks = _clicks(log, defs.get("click", {}), group, unit)
+    search = _search_frame(log, searches.lazy(), clicks, needs, defs)
+    if {"search", "session"} <= grains:  # two passes read it: build it once
+        search = search.collect().lazy()
     if "search" in grains:
         frames["search"] = search
     if "session" in grains:
-        frames["session"] = _session_frame(search, slices, defs.get("session", {}))
+        frames["session"] = _session_frame(search, defs.get("session", {}))
     results = None
-    if "result" in grains or result_slices:
-        results = _result_frame(log, search_keys, result_slices)
-    group_keys = [*KEYS, "unit_id", *slices.search, *result_slices]
-    source = search if not result_slices else results
-    assert source is not None  # noqa: S101 - results exist with result slices
-    groups = source.select(group_keys).unique()
+    if "result" in grains or slices.result:
+        results = _result_frame(log, searches, slices.result)
     if "result" in grains:
         assert results is not None  # noqa: S101 - built just above
         assert clicks is not None  # noqa: S101
         clicked = (
             clicks.filter(pl.col("position").is_not_null())
-            .select(SEARCH, "position")
-            .unique()
-            .with_columns(pl.lit(value=True).alias(CLICKED))
+            .select(slot_key(pl.col(SEARCH), pl.col("position")).alias("slot"))
+            .collect()
+            .to_series()
         )
-        frames["result"] = results.join(
-            clicked, on=[SEARCH, "position"], how="left"
-        ).with_columns(pl.col(CLICKED).fill_null(value=False))
+        frames["result"] = results.with_columns(
+            slot_key(pl.col(SEARCH), pl.col("position"))
+            .is_in(clicked.implode())
+            .alias(CLICKED)
+        )
+        if len({m.by_position for m in measures if m.grain == "result"}) > 1:
+            frames["result"] = frames["result"].collect().lazy()  # two passes
     if "click" in grains:
         assert clicks is not None  # noqa: S101
-        frame = clicks.join(search_keys.drop("ts"), on=SEARCH, how="inner")
-        if result_slices:
+        frame = clicks
+        if slices.result:
             assert results is not None  # noqa: S101
-            frame = frame.join(
-                results.select(SEARCH, "position", *result_slices),
-                on=[SEARCH, "position"],
-                how="left",
-            )
+            attrs = results.select(
+                slot_key(pl.col(SEARCH), pl.col("position")).alias("__ireval_slot"),
+                *slices.result,
+            ).unique("__ireval_slot", keep="any")
+            frame = frame.with_columns(
+                slot_key(pl.col(SEARCH), pl.col("position").clip(0)).alias(
+                    "__ireval_slot"
+                )
+            ).join(attrs, on="__ireval_slot", how="left")
         frames["click"] = frame
-    return Derived(frames, slices, groups)
+    group_keys = [GROUP, UNIT, *slices.result]
+    source = searches.lazy() if not slices.result else results
+    assert source is not None  # noqa: S101 - results exist with result slices
+    groups = source.select(group_keys).unique()
+    return Derived(frames, slices, labels, groups, units)
 
 
-def _clicks(log: SearchLog, defs: Mapping[str, pl.Expr]) -> pl.LazyFrame:
+def slot_key(search: pl.Expr, position: pl.Expr) -> pl.Expr:
+    """One UInt64 per (search key, position >= 0): a cheap join and set key."""
+    return search.cast(pl.UInt64) * (1 << 32) + position.cast(pl.UInt64)
+
+
+def _clicks(
+    log: SearchLog, defs: Mapping[str, pl.Expr], group: pl.Series, unit: pl.Series
+) -> pl.LazyFrame:
     """One row per click attributed to a search: position, time, dwell, last click."""
     if log.events is None:
         return pl.LazyFrame(
@@ -377,24 +428,30 @@ def _clicks(log: SearchLog, defs: Mapping[str, pl.Expr]) -> pl.LazyFrame:
                 "ts": pl.Datetime("us"),
                 DWELL: pl.Float64,
                 LAST_CLICK: pl.Boolean,
+                GROUP: pl.UInt64,
+                UNIT: pl.UInt64,
             }
         ).with_columns(**defs)
-    events = log.keyed("events")
+    events = log.with_keys("events")
     explicit = (
         pl.col("dwell_ms").cast(pl.Float64) / 1000.0
         if "dwell_ms" in log.events.columns
         else pl.lit(None, pl.Float64)
     )
     timeline = (pl.col("__ireval_next_ts") - pl.col("ts")).dt.total_microseconds()
+    clicks = events.filter(
+        (pl.col("event_type") == CLICK) & pl.col(SEARCH).is_not_null()
+    ).select(
+        SEARCH,
+        "position",
+        "ts",
+        pl.coalesce(explicit, timeline.cast(pl.Float64) / 1e6).alias(DWELL),
+        pl.col("__ireval_last_click").alias(LAST_CLICK),
+    )
+    at = clicks[SEARCH]
     return (
-        events.filter((pl.col("event_type") == CLICK) & pl.col(SEARCH).is_not_null())
-        .select(
-            SEARCH,
-            "position",
-            "ts",
-            pl.coalesce(explicit, timeline.cast(pl.Float64) / 1e6).alias(DWELL),
-            pl.col("__ireval_last_click").alias(LAST_CLICK),
-        )
+        clicks.with_columns(group.gather(at).alias(GROUP), unit.gather(at).alias(UNIT))
+        .lazy()
         .with_columns(**defs)
     )
 
@@ -429,7 +486,7 @@ def _search_frame(
                 pl.lit(0.0).alias(REVENUE),
             )
         else:
-            events = log.keyed("events")
+            events = log.with_keys("events").lazy()
             value = (
                 pl.col("value").fill_null(0.0)
                 if "value" in log.events.columns
@@ -460,21 +517,11 @@ def _search_frame(
                 & (pl.col(N_PURCHASE) == 0)
             ).alias(ABANDONED)
         )
-    if "next" in needs:
-        nxt = searches.select(
-            pl.col(SEARCH).alias(NEXT),
-            pl.col("query_norm").alias(NEXT_QUERY),
-            pl.col("ts").alias("__ireval_next_ts"),
-        )
-        frame = (
-            frame.join(nxt, on=NEXT, how="left")
-            .with_columns(
-                (
-                    (pl.col("__ireval_next_ts") - pl.col("ts")).dt.total_microseconds()
-                    / 1e6
-                ).alias(NEXT_GAP)
+    if "next" in needs:  # gathered in derive(), before any join
+        frame = frame.with_columns(
+            ((pl.col(NEXT_TS) - pl.col("ts")).dt.total_microseconds() / 1e6).alias(
+                NEXT_GAP
             )
-            .drop("__ireval_next_ts")
         )
     if "answer" in needs:
         answer = (
@@ -507,40 +554,45 @@ def reformulated(window: float) -> pl.Expr:
 
 
 def _result_frame(
-    log: SearchLog, search_keys: pl.LazyFrame, result_slices: Sequence[str]
+    log: SearchLog, searches: pl.DataFrame, result_slices: Sequence[str]
 ) -> pl.LazyFrame:
-    """One row per displayed slot, with its search's keys and slices."""
+    """One row per displayed slot, with its search's group and unit keys."""
     if log.results is None:
         msg = (
             "result-grain metrics and result slices need a results table "
             "(one row per displayed slot); the log has none."
         )
         raise OptionError(msg)
-    results = log.keyed("results")
+    results = log.with_keys("results")
+    at = results[SEARCH]
     attrs = [c for c in result_slices if c != AGE_BUCKET]
-    frame = results.select(
-        SEARCH,
-        "position",
-        *attrs,
-        *(["published_at"] if AGE_BUCKET in result_slices else []),
-    ).join(search_keys, on=SEARCH, how="inner")
+    frame = results.select(SEARCH, "position", *attrs).with_columns(
+        searches[GROUP].gather(at).alias(GROUP), searches[UNIT].gather(at).alias(UNIT)
+    )
     if AGE_BUCKET in result_slices:
         from ireval_df.stats.slices import age_buckets
 
-        frame = frame.with_columns(
-            age_buckets("published_at", issued_at="ts", name=AGE_BUCKET)
-        ).drop("published_at")
-    return frame
+        frame = (
+            frame.with_columns(
+                results["published_at"],
+                searches["ts"].gather(at).alias("__ireval_issued"),
+            )
+            .with_columns(
+                age_buckets(
+                    "published_at", issued_at="__ireval_issued", name=AGE_BUCKET
+                )
+            )
+            .drop("published_at", "__ireval_issued")
+        )
+    return frame.lazy()
 
 
-def _session_frame(
-    search: pl.LazyFrame, slices: Slices, defs: Mapping[str, pl.Expr]
-) -> pl.LazyFrame:
-    """One row per session (and arm): counts, outcomes, first search's slices."""
-    order = ["ts", "search_id"]
-    first = [pl.col(c).sort_by(order).first() for c in slices.search]
-    return search.group_by(SESSION, "experiment_id", "variant", "unit_id").agg(
-        *first,
+def _session_frame(search: pl.LazyFrame, defs: Mapping[str, pl.Expr]) -> pl.LazyFrame:
+    """One row per session: counts, outcomes, and its first search's group and unit."""
+    first = pl.col(FIRST)
+    return search.group_by(SESSION).agg(
+        pl.col(GROUP).filter(first).first(),
+        pl.col(UNIT).filter(first).first(),
         (pl.col("page") == 1).sum().alias(N_QUERIES),
         pl.len().alias(N_SEARCHES),
         **defs,
@@ -641,7 +693,7 @@ def group_sums(
                 if medians and n.measure.median is not None:
                     aggs.append(n.measure.median.median().alias(f"{n.name}__median"))
             if counts:
-                aggs.append(pl.col("unit_id").n_unique().cast(pl.Int64).alias(N_UNITS))
+                aggs.append(pl.col(UNIT).n_unique().cast(pl.Int64).alias(N_UNITS))
                 aggs.append(
                     _searches_counted(grain).cast(pl.Int64).alias(N_SEARCHES_OUT)
                 )

@@ -69,7 +69,6 @@ import datetime as dt
 import functools
 import os
 import re
-import sys
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -251,7 +250,9 @@ class _Index:
     """
 
     session: pl.Series  # per search, UInt64
+    first: pl.Series  # per search: the first of its session
     next_search: pl.Series  # per search, the key of the next search in the session
+    unit: pl.Series  # per search, a UInt64 key of its unit_id
     result_search: pl.Series | None  # per result row
     event_search: pl.Series | None  # per event, null when not attributed
     event_next_ts: pl.Series | None  # per event, Datetime, null: nothing follows
@@ -320,11 +321,12 @@ class SearchLog:
             },
         )
 
-    def keyed(self, table: Table) -> pl.LazyFrame:
-        """Return a table, lazily, with the integer keys the derived frames join on.
+    def with_keys(self, table: Table) -> pl.DataFrame:
+        """Return a table with the integer keys the derived frames join on.
 
         ``searches`` gains ``__ireval_search`` (its row number),
-        ``__ireval_session`` and ``__ireval_next``; ``results`` and
+        ``__ireval_session``, ``__ireval_first`` (the first of its
+        session), ``__ireval_next`` and ``__ireval_unit``; ``results`` and
         ``events`` gain ``__ireval_search``; ``events`` also
         ``__ireval_next_ts`` and ``__ireval_last_click``.
         """
@@ -332,12 +334,14 @@ class SearchLog:
         if table == "searches":
             frame = self.searches.with_columns(
                 index.session.alias("__ireval_session"),
+                index.first.alias("__ireval_first"),
                 index.next_search.alias("__ireval_next"),
+                index.unit.alias("__ireval_unit"),
             ).with_row_index(_KEY)
-            return frame.with_columns(pl.col(_KEY).cast(index.next_search.dtype)).lazy()
+            return frame.with_columns(pl.col(_KEY).cast(index.next_search.dtype))
         if table == "results" and self.results is not None:
             assert index.result_search is not None  # noqa: S101 - set with results
-            return self.results.with_columns(index.result_search.alias(_KEY)).lazy()
+            return self.results.with_columns(index.result_search.alias(_KEY))
         if table == "events" and self.events is not None:
             assert index.event_search is not None  # noqa: S101 - set with events
             assert index.event_next_ts is not None  # noqa: S101
@@ -346,7 +350,7 @@ class SearchLog:
                 index.event_search.alias(_KEY),
                 index.event_next_ts.alias("__ireval_next_ts"),
                 index.event_last_click.alias("__ireval_last_click"),
-            ).lazy()
+            )
         msg = f"the log has no {table} table"
         raise SchemaError(msg)
 
@@ -354,11 +358,15 @@ class SearchLog:
 # --- query normalisation ------------------------------------------------------------------
 
 
+_CASED_BELOW = 0x20000
+
+
 @functools.cache
 def _casefold_table() -> tuple[list[str], list[str]]:
     """Every code point that ``str.casefold`` changes, and what it becomes."""
     keys, values = [], []
-    for code in range(sys.maxunicode + 1):
+    # every cased script lies below U+20000 (CJK extension B and above have no case)
+    for code in range(_CASED_BELOW):
         if 0xD800 <= code < 0xE000:
             continue
         char = chr(code)
@@ -372,7 +380,7 @@ def _casefold_table() -> tuple[list[str], list[str]]:
 @functools.cache
 def _space_class() -> str:
     """Return a regex class of the characters Python's ``str.split()`` splits on."""
-    spaces = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    spaces = [chr(c) for c in range(_CASED_BELOW) if chr(c).isspace()]
     return "[" + "".join(re.escape(c) for c in spaces) + "]"
 
 
@@ -394,6 +402,27 @@ def normalize_query(query: pl.Expr) -> pl.Expr:
     space = _space_class()
     folded = query.str.normalize("NFKC").str.replace_many(keys, values)
     return folded.str.replace_all(space + "+", " ").str.strip_chars(" ")
+
+
+def _normalize_series(queries: pl.Series) -> pl.Series:
+    """Apply :func:`normalize_query` to a Series, cheaply for ASCII text.
+
+    ASCII text needs only lower-casing and ASCII whitespace (NFKC and case
+    folding change nothing else in it); the full expression runs on the
+    other rows alone.
+    """
+    fast = (
+        queries.str.to_lowercase()
+        .str.replace_all(r"[\t\n\x0b\x0c\r\x1c-\x1f ]+", " ")
+        .str.strip_chars(" ")
+    )
+    other = queries.str.len_bytes() != queries.str.len_chars()
+    if not other.any():
+        return fast
+    at = other.arg_true()
+    full = queries.gather(at).to_frame("q").select(normalize_query(pl.col("q")))
+    fast.scatter(at, full.to_series())
+    return fast
 
 
 def _python_normalize(text: str) -> str:
@@ -687,27 +716,46 @@ def _example(row: Mapping[str, Any], show: Sequence[str]) -> str:
     return ", ".join(f"{k.removeprefix(_RAW)}={row[k]!r}" for k in show if k in row)
 
 
-def _repeats(
-    frame: pl.DataFrame, keys: Sequence[str], order: Sequence[str]
-) -> pl.Series:
-    """Flag every row but the first of each key, first by ``order``.
+def _repeats(frame: pl.DataFrame, key: pl.Expr, order: Sequence[pl.Expr]) -> pl.Series:
+    """Flag every row but the first of each ``key``, first by ``order``.
 
-    Only the rows whose key repeats are sorted, so a frame without repeats
-    costs one hash pass.
+    ``key`` is one column (null: never a repeat); only the rows whose key
+    repeats are sorted, and ``order`` is computed for them alone, so a
+    frame without repeats costs one hash pass.
     """
-    key = pl.struct(keys) if len(keys) > 1 else pl.col(keys[0])
-    valid = pl.all_horizontal(pl.col(k).is_not_null() for k in keys)
-    dup = frame.select((key.is_duplicated() & valid).alias("dup")).to_series()
-    if not dup.any():
-        return dup
+    keys = frame.select(key.alias("k")).to_series()
+    given = keys.is_not_null()
+    n = int(given.sum())
+    if n == 0 or keys.filter(given).n_unique() == n:
+        return pl.repeat(value=False, n=frame.height, eager=True)
+    dup = keys.is_duplicated() & given
+    ranked = [o.alias(f"__ireval_o{i}") for i, o in enumerate(order)]
     extra = (
         frame.with_row_index("__ireval_i")
+        .with_columns(keys.alias("__ireval_k"))
         .filter(dup)
-        .sort(*keys, *order, nulls_last=True)
-        .filter(~key.is_first_distinct())["__ireval_i"]
+        .with_columns(ranked)
+        .sort(
+            "__ireval_k",
+            *(f"__ireval_o{i}" for i in range(len(order))),
+            nulls_last=True,
+        )
+        .filter(~pl.col("__ireval_k").is_first_distinct())["__ireval_i"]
     )
     rows = pl.int_range(frame.height, eager=True).cast(extra.dtype)
     return rows.is_in(extra.implode())
+
+
+def slot_key(search: pl.Expr, position: pl.Expr) -> pl.Expr:
+    """One UInt64 per (search key, position >= 0): a cheap join and set key."""
+    return search.cast(pl.UInt64) * (1 << 32) + position.cast(pl.UInt64)
+
+
+def _row_hash(columns: Sequence[str], seed: int) -> pl.Expr:
+    """Hash a row's values, to order rows that tie on every key."""
+    return pl.struct([pl.col(c) for c in columns if not c.startswith("__ireval")]).hash(
+        seed
+    )
 
 
 def _apply(
@@ -722,6 +770,9 @@ def _apply(
     With ``invalid="error"`` any such row raises a DataError listing them all.
     """
     if not rules or frame.height == 0:
+        return frame
+    any_bad = pl.any_horizontal([r.bad.fill_null(value=False) for r in rules]).any()
+    if not frame.select(any_bad).item():  # the common case: one pass, no copy
         return frame
     code: Any = pl.when(rules[0].bad).then(pl.lit(0, pl.Int32))
     for i, rule in enumerate(rules[1:], start=1):
@@ -832,7 +883,7 @@ def _cast(
     raws = {}
     for canon in ("ts", "published_at"):
         if canon in source:
-            raws[_RAW + canon] = pl.col(canon).cast(pl.String)
+            raws[_RAW + canon] = pl.col(canon)  # as given, for messages
             if canon == "ts":  # a publication time is an attribute: left null
                 ids = [c for c in ("search_id", "event_id") if c in source]
                 rules.append(
@@ -861,6 +912,9 @@ def _fatal_duplicates(
     frame: pl.DataFrame, keys: list[str], table: str, hint: str
 ) -> None:
     key = pl.struct(keys) if len(keys) > 1 else pl.col(keys[0])
+    # as many distinct hashes as rows proves there is no repeat, cheaply
+    if frame.select(key.hash(1).n_unique()).item() == frame.height:
+        return
     extra = frame.height - frame.select(key.n_unique()).item()
     if extra:
         example = frame.filter(key.is_duplicated()).row(0, named=True)
@@ -972,7 +1026,11 @@ def _searches(
             + "; there is nothing to measure."
         )
         raise DataError(msg)
-    dropped = ids.filter(~ids.is_in(frame["search_id"].implode()))
+    dropped = (
+        ids.clear()
+        if frame.height == ids.len()
+        else ids.filter(~ids.is_in(frame["search_id"].implode()))
+    )
     return _drop_raw(frame), dropped
 
 
@@ -993,10 +1051,18 @@ def _contamination(
                 seen.select("experiment_id", "unit_id").unique(), on="unit_id"
             )
             seen = pl.concat([seen, per.select(seen.columns)])
+    variant = pl.col("variant")
+    bounds = seen.group_by("experiment_id", "unit_id").agg(
+        variant.min().alias("__ireval_lo"), variant.max().alias("__ireval_hi")
+    )
+    mixed_units = bounds.filter(pl.col("__ireval_lo") != pl.col("__ireval_hi"))
     mixed = (
-        seen.group_by("experiment_id", "unit_id")
-        .agg(pl.col("variant").unique().sort())
-        .filter(pl.col("variant").list.len() > 1)
+        seen.join(
+            mixed_units.select("experiment_id", "unit_id"),
+            on=["experiment_id", "unit_id"],
+        )
+        .group_by("experiment_id", "unit_id")
+        .agg(variant.unique().sort())
         .sort("experiment_id", "unit_id")
     )
     if mixed.height == 0:
@@ -1084,13 +1150,9 @@ def _results(
     keyed = searches.select(
         "search_id", pl.col("n_results").alias("__ireval_n")
     ).with_row_index(_KEY)
+    tie_cols = frame.columns
     frame = frame.join(keyed, on="search_id", how="left")
     slot = ["search_id", "position"]
-    doc = pl.col("doc_id") if "doc_id" in frame.columns else pl.lit(None, pl.String)
-    tie_cols = [c for c in frame.columns if not c.startswith("__ireval")]
-    frame = frame.with_columns(
-        doc.alias("__ireval_doc"), pl.struct(tie_cols).hash(17).alias("__ireval_tie")
-    )
     rules = [
         _Rule(
             "with no search_id or position",
@@ -1107,7 +1169,12 @@ def _results(
         _Rule("of searches with n_results = 0", pl.col("__ireval_n") == 0, slot),
     ]
     frame = _apply(frame, "results", rules, issues, invalid)
-    repeat = _repeats(frame, slot, ["__ireval_doc", "__ireval_tie"])
+    doc = pl.col("doc_id") if "doc_id" in frame.columns else pl.lit(None, pl.String)
+    repeat = _repeats(
+        frame,
+        slot_key(pl.col(_KEY), pl.col("position")),
+        [doc, _row_hash(tie_cols, 17)],
+    )
     rule = _Rule(
         "repeating a (search_id, position) slot",
         pl.lit(repeat),
@@ -1154,32 +1221,32 @@ def _events(
         if c in frame.columns
     ]
     if results is not None and result_key is not None:
-        slots = results.select(pl.Series(_KEY, result_key), "position")
-        if "doc_id" in frame.columns and "doc_id" in results.columns:
+        needs_doc = is_click & pl.col("position").is_null() & pl.col(_KEY).is_not_null()
+        if (
+            "doc_id" in frame.columns
+            and "doc_id" in results.columns
+            and frame.select((needs_doc & pl.col("doc_id").is_not_null()).any()).item()
+        ):
             # a click that names its document but not its position: where it was shown
             by_doc = (
                 results.select(pl.Series(_KEY, result_key), "position", "doc_id")
                 .group_by(_KEY, "doc_id")
                 .agg(pl.col("position").min().alias("__ireval_pos"))
             )
-            frame = frame.join(by_doc, on=[_KEY, "doc_id"], how="left").with_columns(
-                pl.col("position").fill_null(pl.col("__ireval_pos"))
-            )
-        frame = frame.join(
-            slots.with_columns(pl.lit(value=True).alias("__ireval_shown")),
-            on=[_KEY, "position"],
-            how="left",
-        )
+            frame = frame.join(
+                by_doc, on=[_KEY, "doc_id"], how="left", maintain_order="left"
+            ).with_columns(pl.col("position").fill_null(pl.col("__ireval_pos")))
+        slots = results.select(
+            slot_key(pl.lit(result_key), pl.col("position")).alias("slot")
+        ).to_series()
         not_shown = (
             is_click
             & pl.col(_KEY).is_not_null()
             & pl.col("position").is_not_null()
-            & pl.col("__ireval_shown").is_null()
+            & ~slot_key(pl.col(_KEY), pl.col("position").clip(0)).is_in(slots.implode())
         )
     else:
         not_shown = is_click & (pl.col("position") < 1)
-    tie_cols = [c for c in frame.columns if not c.startswith("__ireval")]
-    frame = frame.with_columns(pl.struct(tie_cols).hash(29).alias("__ireval_tie"))
     rules += [
         _Rule("with no event_type", pl.col("event_type").is_null(), shown),
         _Rule(
@@ -1206,7 +1273,9 @@ def _events(
     ]
     frame = _apply(frame, "events", rules, issues, invalid)
     if "event_id" in frame.columns:
-        repeat = _repeats(frame, ["event_id"], ["ts", "__ireval_tie"])
+        repeat = _repeats(
+            frame, pl.col("event_id"), [pl.col("ts"), _row_hash(frame.columns, 29)]
+        )
         rule = _Rule(
             "repeating an event_id",
             pl.lit(repeat),
@@ -1251,144 +1320,204 @@ def _gap(value: str | dt.timedelta) -> dt.timedelta:
     raise OptionError(msg)
 
 
+def exact_key(values: pl.Series, seed: int = 0) -> pl.Series:
+    """Return a UInt64 key per value: its hash when no two values share one.
+
+    A 64-bit hash is a cheap join and sort key; it is used only after
+    checking that distinct values have distinct hashes (else the
+    dictionary code of a categorical cast, exact but slower).
+
+    Examples
+    --------
+    >>> key = exact_key(pl.Series(["u1", "u2", "u1"]))
+    >>> key[0] == key[2], key[0] == key[1]
+    (True, False)
+    """
+    hashed = values.hash(seed)
+    if hashed.n_unique() == values.n_unique():
+        return hashed
+    codes = values.cast(pl.String).cast(pl.Categorical).to_physical()
+    return codes.cast(pl.UInt64)
+
+
+@dataclass(frozen=True)
+class _Timeline:
+    """What the one sort of every user's actions gives (see :func:`_timeline`)."""
+
+    searches: pl.DataFrame  # with session_id
+    session: pl.Series  # per search, UInt64
+    first: pl.Series  # per search: the first of its session
+    next_search: pl.Series  # per search: the next search of its session, or null
+    next_ts: pl.Series | None  # per event: the next action of its session, or null
+    last_click: pl.Series | None  # per event: the session's last click
+
+
 def _timeline(
     searches: pl.DataFrame,
     events: pl.DataFrame | None,
     event_key: pl.Series | None,
     gap: dt.timedelta,
-) -> tuple[pl.DataFrame, pl.Series, pl.Series, pl.Series | None, pl.Series | None]:
+) -> _Timeline:
     """Sessions, the next search of each search, the next action of each event.
 
-    Returns the searches (with ``session_id``), each search's session key
-    and next search key, and each event's next action time and last-click
-    flag. One sort of every action of every user: by session (or user), time,
-    searches before events at one instant, then a hash of the row, so that
-    row order never matters.
+    One sort of every action of every user: by user (derived sessions) or
+    session (given ones), then time, a result page before an event at one
+    instant, then a hash of the row (the ``search_id``, the ``event_id`` or
+    the whole event), so that row order never matters. The results go back
+    to each search and event by scatter, not by another sort.
     """
     n = searches.height
     key_type = pl.UInt32 if n < 2**32 - 1 else pl.UInt64
     derive = "session_id" not in searches.columns
-    # a given session is its user's: two users' "1" are two sessions
-    own_session = pl.concat_str("user_id", pl.lit("\x1f"), "session_id").alias(
-        "session_id"
-    )
+    # time and kind in one sort key: a result page (0) before an event (1)
+    order = (pl.col("ts").dt.epoch("us") * 2).alias("order")
     s = searches.select(
-        pl.col("user_id"),
-        pl.col("ts"),
-        pl.lit(0, pl.Int8).alias("kind"),
+        order,
         pl.col("search_id").hash(11).alias("tie"),
         pl.int_range(n, dtype=key_type).alias("search"),
         pl.lit(None, key_type).alias("row"),
         pl.lit(value=False).alias("click"),
-        *([] if derive else [own_session]),
     )
+    if derive:
+        users = searches["user_id"]
+        if events is not None:
+            users = pl.concat([users, events["user_id"]])
+        keys = exact_key(users, 5)
+        group = keys[:n]
+    else:
+        # a given session is its user's: two users' "1" are two sessions
+        group = exact_key(
+            searches.select(
+                pl.concat_str("user_id", pl.lit("\x1f"), "session_id")
+            ).to_series(),
+            5,
+        )
+    s = s.with_columns(group.alias("group"))
     parts = [s]
     if events is not None and event_key is not None:
-        tie_cols = events.columns
+        tie = (
+            pl.col("event_id").hash(13)
+            if "event_id" in events.columns
+            else pl.struct(events.columns).hash(13)
+        )
         e = events.select(
-            pl.col("user_id"),
-            pl.col("ts"),
-            pl.lit(1, pl.Int8).alias("kind"),
-            pl.struct(tie_cols).hash(13).alias("tie"),
+            order + 1,
+            tie.alias("tie"),
             event_key.cast(key_type).alias("search"),
             pl.int_range(events.height, dtype=key_type).alias("row"),
             (pl.col("event_type") == CLICK).alias("click"),
         )
-        if not derive:
-            own = s["session_id"].gather(event_key.fill_null(0).cast(pl.Int64))
+        if derive:
+            e = e.with_columns(keys[n:].alias("group"))
+        else:
             e = e.with_columns(
-                pl.when(pl.col("search").is_not_null())
-                .then(pl.Series(own))
-                .alias("session_id")
-            )
-        parts.append(e)
-    line = pl.concat(parts, how="vertical")
+                group.gather(event_key.cast(pl.Int64)).alias("group")
+            )  # null where the event has no search
+            e = _place(e, s, events, searches, gap)
+        parts = [s, e]
+    line = pl.concat(parts, how="vertical").sort("group", "order", "tie")
     if derive:
-        line = line.with_columns(
-            pl.col("user_id").cast(pl.Categorical).to_physical().alias("user")
-        ).sort("user", "ts", "kind", "tie")
-        new = (pl.col("user") != pl.col("user").shift(1)).fill_null(value=True) | (
-            (pl.col("ts") - pl.col("ts").shift(1)) > gap
+        gap_us = gap // dt.timedelta(microseconds=1)
+        new = (pl.col("group") != pl.col("group").shift(1)).fill_null(value=True) | (
+            ((pl.col("order") // 2) - (pl.col("order") // 2).shift(1)) > gap_us
         )
         line = line.with_columns(new.cum_sum().cast(pl.UInt64).alias("session"))
     else:
-        # an event without a search joins its user's latest earlier search's
-        # session, when that search is no more than session_gap before it
-        if events is not None:
-            unplaced = line.filter(
-                pl.col("session_id").is_null() & (pl.col("kind") == 1)
-            )
-            if unplaced.height:
-                anchors = (
-                    line.filter(pl.col("kind") == 0)
-                    .select("user_id", "ts", pl.col("session_id").alias("__anchor"))
-                    .sort("ts")
-                )
-                placed = unplaced.sort("ts").join_asof(
-                    anchors,
-                    on="ts",
-                    by="user_id",
-                    strategy="backward",
-                    tolerance=gap,
-                    check_sortedness=False,  # sorted by ts above
-                )
-                line = pl.concat(
-                    [
-                        line.filter(
-                            pl.col("session_id").is_not_null() | (pl.col("kind") == 0)
-                        ),
-                        placed.with_columns(
-                            pl.col("__anchor").alias("session_id")
-                        ).drop("__anchor"),
-                    ],
-                    how="vertical",
-                )
-        line = line.with_columns(
-            pl.col("session_id")
-            .cast(pl.Categorical)
-            .to_physical()
-            .cast(pl.UInt64)
-            .alias("session")
-        ).sort("session", "ts", "kind", "tie", nulls_last=True)
-    same = pl.col("session") == pl.col("session").shift(-1)
-    placed_in_session = pl.col("session").is_not_null()
+        line = line.with_columns(pl.col("group").alias("session"))
+    same = (pl.col("session") == pl.col("session").shift(-1)).fill_null(value=False)
     line = line.with_columns(
-        pl.when(same & placed_in_session).then(pl.col("ts").shift(-1)).alias("next_ts"),
+        pl.when(same).then(pl.col("order").shift(-1) // 2).alias("next_us")
     )
-    # the next search of each search, and whether a click is its session's last
-    searches_line = line.filter(pl.col("kind") == 0).with_columns(
-        pl.when(same).then(pl.col("search").shift(-1)).alias("next_search")
+    on_page = line.filter(pl.col("row").is_null()).with_columns(
+        pl.when(same).then(pl.col("search").shift(-1)).alias("next_search"),
+        (pl.col("session") != pl.col("session").shift(1))
+        .fill_null(value=True)
+        .alias("first"),
     )
-    per_search = searches_line.sort("search")
-    session_key = per_search["session"]
-    next_search = per_search["next_search"]
+    at = on_page["search"]
+    session = pl.zeros(n, dtype=pl.UInt64, eager=True)
+    session.scatter(at, on_page["session"])
+    first = pl.repeat(value=False, n=n, eager=True)
+    first.scatter(at, on_page["first"])
+    next_search = pl.repeat(None, n, dtype=key_type, eager=True)
+    next_search.scatter(at, on_page["next_search"])
     if derive:
-        ordinal = per_search.select(
-            pl.col("session").rank("dense").over("user_id").cast(pl.String)
+        # the n-th session of its user: u3/1, u3/2 ...
+        ordinal = on_page.select(
+            (
+                pl.col("first").cum_sum()
+                - pl.when(
+                    (pl.col("group") != pl.col("group").shift(1)).fill_null(value=True)
+                )
+                .then(pl.col("first").cum_sum() - 1)
+                .forward_fill()
+            ).cast(pl.UInt32)
         ).to_series()
+        number = pl.zeros(n, dtype=pl.UInt32, eager=True)
+        number.scatter(at, ordinal)
         searches = searches.with_columns(
-            (searches["user_id"] + "/" + ordinal).alias("session_id")
+            (searches["user_id"] + "/" + number.cast(pl.String)).alias("session_id")
         )
     next_ts = last_click = None
     if events is not None and event_key is not None:
         click_session = pl.when(pl.col("click")).then(pl.col("session"))
         later_click = click_session.shift(-1).backward_fill()
-        events_line = (
-            line.with_columns(
-                (
-                    pl.col("click")
-                    & (
-                        placed_in_session.not_()
-                        | (later_click != pl.col("session")).fill_null(value=True)
-                    )
-                ).alias("last_click")
-            )
-            .filter(pl.col("kind") == 1)
-            .sort("row")
+        acts = line.filter(pl.col("row").is_not_null()).with_columns(
+            (
+                pl.col("click")
+                & (
+                    pl.col("session").is_null()
+                    | (later_click != pl.col("session")).fill_null(value=True)
+                )
+            ).alias("last_click")
         )
-        next_ts = events_line["next_ts"]
-        last_click = events_line["last_click"]
-    return searches, session_key, next_search, next_ts, last_click
+        m = events.height
+        next_ts = pl.repeat(None, m, dtype=pl.Int64, eager=True)
+        next_ts.scatter(acts["row"], acts["next_us"])
+        next_ts = next_ts.cast(pl.Datetime("us"))
+        last_click = pl.repeat(value=False, n=m, eager=True)
+        last_click.scatter(acts["row"], acts["last_click"])
+    return _Timeline(searches, session, first, next_search, next_ts, last_click)
+
+
+def _place(
+    e: pl.DataFrame,
+    s: pl.DataFrame,
+    events: pl.DataFrame,
+    searches: pl.DataFrame,
+    gap: dt.timedelta,
+) -> pl.DataFrame:
+    """Give an event without a search its user's latest earlier search's session.
+
+    Only when that search is at most ``gap`` before it; else it has none.
+    """
+    loose = e["group"].is_null()
+    if not loose.any():
+        return e
+    anchors = pl.DataFrame(
+        {
+            "user_id": searches["user_id"],
+            "ts": searches["ts"],
+            "__anchor": s["group"],
+        }
+    ).sort("ts")
+    placed = (
+        events.select("user_id", "ts")
+        .with_row_index("__i")
+        .filter(loose)
+        .sort("ts")
+        .join_asof(
+            anchors,
+            on="ts",
+            by="user_id",
+            strategy="backward",
+            tolerance=gap,
+            check_sortedness=False,  # sorted by ts above
+        )
+    )
+    group = e["group"].clone()
+    group.scatter(placed["__i"], placed["__anchor"])
+    return e.with_columns(group.alias("group"))
 
 
 # --- the reader ---------------------------------------------------------------------------
@@ -1587,16 +1716,9 @@ def read_log(
             issues,
             invalid,
         )
-        per_search = pl.DataFrame({_KEY: result_key}).group_by(_KEY).len("__n")
-        counted = (
-            pl.int_range(search_frame.height, eager=True)
-            .cast(result_key.dtype)
-            .alias(_KEY)
-            .to_frame()
-            .join(per_search, on=_KEY, how="left", maintain_order="left")["__n"]
-            .fill_null(0)
-            .cast(pl.Int32)
-        )
+        per_search = result_key.value_counts(name="__n")
+        counted = pl.zeros(search_frame.height, dtype=pl.Int32, eager=True)
+        counted.scatter(per_search[_KEY], per_search["__n"].cast(pl.Int32))
         search_frame = search_frame.with_columns(pl.col("n_results").fill_null(counted))
     event_frame = event_key = None
     if "events" in raws:
@@ -1612,12 +1734,11 @@ def read_log(
             options,
         )
     search_frame = search_frame.with_columns(
-        query_norm=normalize_query(pl.col("query"))
+        _normalize_series(search_frame["query"]).alias("query_norm")
     )
     derived = "session_id" not in search_frame.columns
-    search_frame, session, next_search, next_ts, last_click = _timeline(
-        search_frame, event_frame, event_key, gap
-    )
+    line = _timeline(search_frame, event_frame, event_key, gap)
+    search_frame = line.searches
     if issues:
         lines = "\n".join(f"  - {i}" for i in issues)
         warn(
@@ -1636,12 +1757,14 @@ def read_log(
         sessions_derived=derived,
         kind=kind,
         index=_Index(
-            session=session,
-            next_search=next_search,
+            session=line.session,
+            first=line.first,
+            next_search=line.next_search,
+            unit=exact_key(search_frame["unit_id"], 7),
             result_search=result_key,
             event_search=event_key,
-            event_next_ts=next_ts,
-            event_last_click=last_click,
+            event_next_ts=line.next_ts,
+            event_last_click=line.last_click,
         ),
     )
 

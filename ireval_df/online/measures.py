@@ -37,6 +37,7 @@ from ireval_df.online.derive import (
     N_CLICKS,
     N_PURCHASE,
     N_QUERIES,
+    ONE,
     REVENUE,
     TOP_CLICK,
     Def,
@@ -63,8 +64,7 @@ PARAMETERS = {
 #: The decorator that registers an online metric
 register = family_registrar("online", PARAMETERS)
 
-#: 1 per row (a literal would sum to 1 per group, not to the number of rows)
-_ONE = pl.col("experiment_id").is_not_null().cast(pl.Int64)
+_ONE = ONE
 
 
 def quantities(metric: Metric) -> tuple[str, str]:

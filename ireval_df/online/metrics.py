@@ -9,6 +9,7 @@ import polars as pl
 from ireval_df._utils.frames import to_pandas
 from ireval_df._utils.provenance import attach
 from ireval_df.online.derive import (
+    GROUP,
     KEYS,
     N_SEARCHES_OUT,
     N_UNITS,
@@ -110,12 +111,11 @@ def metrics(
         log, by, grains, reserved=["position"] if positional else []
     )
     derived = derive(log, [n.measure for n in named], slices)
-    keys = [*KEYS, *by_names]
+    keys = [GROUP, *slices.result]
     passes = group_sums(derived, named, keys)
     grid = derived.groups.select(keys).unique()
     *collected, groups = pl.collect_all([*(frame for _, _, frame in passes), grid])
     parts: list[pl.DataFrame] = []
-    order = {n.name: i for i, n in enumerate(named)}
     for (group, by_position, _), frame in zip(passes, collected, strict=True):
         for n in group:
             num, den = pl.col(f"{n.name}__num"), pl.col(f"{n.name}__den")
@@ -134,7 +134,7 @@ def metrics(
                 part.select(
                     *keys,
                     pl.lit(n.name, pl.String).alias("metric"),
-                    pl.lit(order[n.name], pl.Int64).alias("__ireval_order"),
+                    pl.lit(len(parts), pl.Int64).alias("__ireval_order"),
                     (
                         pl.col("position")
                         if by_position
@@ -145,10 +145,19 @@ def metrics(
                     N_SEARCHES_OUT,
                 )
             )
-    result = pl.concat(parts, how="vertical_relaxed").sort(
-        [*keys, "__ireval_order", "position"], nulls_last=False
+    order = {n.name: i for i, n in enumerate(named)}
+    labelled = (
+        pl.concat(parts, how="vertical_relaxed")
+        .with_columns(
+            pl.col("metric")
+            .replace_strict(order, return_dtype=pl.Int64)
+            .alias("__ireval_order")
+        )
+        .join(derived.labels, on=GROUP, how="left")
     )
-    columns = [*keys, "metric", *(["position"] if positional else []), "value"]
+    out_keys = [*KEYS, *by_names]
+    result = labelled.sort([*out_keys, "__ireval_order", "position"], nulls_last=False)
+    columns = [*out_keys, "metric", *(["position"] if positional else []), "value"]
     result = result.select(*columns, N_UNITS, N_SEARCHES_OUT)
     settings = {
         "metrics": [n.name for n in named],

@@ -16,7 +16,9 @@ import polars as pl
 
 from ireval_df.errors import MetricSpecError, OptionError
 from ireval_df.online.derive import (
+    GROUP,
     KEYS,
+    UNIT,
     derive,
     group_sums,
     named_measures,
@@ -124,10 +126,10 @@ def unit_table(
     grains = {n.name: n.measure.grain for n in named}
     by_names, slices = slice_columns(log, by, grains, reserved=["position"])
     derived = derive(log, [n.measure for n in named], slices)
-    keys = [*KEYS, "unit_id", *by_names]
+    keys = [GROUP, UNIT, *slices.result]
     passes = group_sums(derived, named, keys, medians=False, counts=False)
-    *collected, groups = pl.collect_all(
-        [*(frame for _, _, frame in passes), derived.groups.select(keys)]
+    *collected, groups, units = pl.collect_all(
+        [*(frame for _, _, frame in passes), derived.groups, derived.units]
     )
     tables: list[pl.DataFrame] = [groups]
     for (group, by_position, _), frame in zip(passes, collected, strict=True):
@@ -140,14 +142,19 @@ def unit_table(
     for other in tables[1:]:
         table = table.join(other, on=keys, how="left", nulls_equal=True)
     sums = [c for c in table.columns if c not in keys]
-    if by is None:
-        table = _assigned(log, table, keys)
     table = table.with_columns(pl.col(sums).fill_null(0))
+    out_keys = [*KEYS, "unit_id", *by_names]
+    table = table.join(derived.labels, on=GROUP, how="left").join(
+        units, on=UNIT, how="left"
+    )
+    if by is None:
+        table = _assigned(log, table, out_keys)
+        table = table.with_columns(pl.col(sums).fill_null(0))
     ordered = [
         c for n in named for c in sums if c.startswith((f"{n.name}__", f"{n.name}["))
     ]
-    table = table.select(*keys, *ordered)
-    table = _covariates(log, table).sort(keys, nulls_last=False)
+    table = table.select(*out_keys, *ordered)
+    table = _covariates(log, table).sort(out_keys, nulls_last=False)
     settings = {"metrics": [n.name for n in named], "by": by_names}
     return output(table, log, settings)
 
