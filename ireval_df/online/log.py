@@ -69,7 +69,6 @@ import datetime as dt
 import functools
 import os
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -423,11 +422,6 @@ def _normalize_series(queries: pl.Series) -> pl.Series:
     full = queries.gather(at).to_frame("q").select(normalize_query(pl.col("q")))
     fast.scatter(at, full.to_series())
     return fast
-
-
-def _python_normalize(text: str) -> str:
-    """Normalise one query in Python: the reference of :func:`normalize_query`."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
 # --- reading the sources ------------------------------------------------------------------
