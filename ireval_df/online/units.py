@@ -160,24 +160,23 @@ def unit_table(
 
 
 def _positions(frame: pl.DataFrame, name: str, keys: Sequence[str]) -> pl.DataFrame:
-    """One pair of columns per position: ``PositionCTR[3]__num`` ..."""
+    """One pair of columns per position: ``PositionCTR[3]__num`` ... (one pivot)."""
     num, den = f"{name}__num", f"{name}__den"
     kept = frame.filter(pl.col("position").is_not_null())
-    positions = sorted(
-        kept.group_by("position")
-        .agg(pl.col(den).sum())
-        .filter(pl.col(den) > 0)["position"]
-        .to_list()
+    shown = kept.group_by("position").agg(pl.col(den).sum()).filter(pl.col(den) > 0)
+    positions = sorted(shown["position"].to_list())
+    kept = kept.filter(pl.col("position").is_in(positions))
+    wide = kept.pivot(
+        on="position", index=list(keys), values=[num, den], aggregate_function=None
     )
-    base = kept.select(keys).unique()
-    for p in positions:
-        at = kept.filter(pl.col("position") == p).select(
-            *keys,
-            pl.col(num).alias(f"{name}[{p}]__num"),
-            pl.col(den).alias(f"{name}[{p}]__den"),
-        )
-        base = base.join(at, on=list(keys), how="left", nulls_equal=True)
-    return base
+    renamed = {
+        f"{column}_{p}": f"{name}[{p}]__{column.rsplit('__', 1)[1]}"
+        for p in positions
+        for column in (num, den)
+    }
+    wide = wide.rename(renamed)
+    pairs = [c for p in positions for c in (f"{name}[{p}]__num", f"{name}[{p}]__den")]
+    return wide.select(*keys, *pairs)
 
 
 def _assigned(log: SearchLog, table: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
