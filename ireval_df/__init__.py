@@ -30,6 +30,7 @@ from ireval_df.schema import read_docs, read_qrels, read_queries, read_run
 from ireval_df.similarity import diff, similarity
 
 if TYPE_CHECKING:
+    from ireval_df import online
     from ireval_df.diagnostics import disagreement, failures, trace, validate
     from ireval_df.report import to_html, to_latex, to_markdown, to_wide
     from ireval_df.stats import (
@@ -55,6 +56,7 @@ __all__ = [
     "headroom",
     "length_buckets",
     "list_metrics",
+    "online",
     "parse_metric",
     "position_buckets",
     "quantile_bins",
@@ -93,6 +95,8 @@ _LAZY = {
     "to_latex": "ireval_df.report",
     "to_markdown": "ireval_df.report",
     "to_wide": "ireval_df.report",
+    # a module, not a function: ie.online.read_log, ie.online.metrics ...
+    "online": "module:ireval_df.online",
 }
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

@@ -20,6 +20,7 @@ __all__ = [
     "FormatError",
     "IrevalError",
     "IrevalWarning",
+    "LogWarning",
     "MetricSpecError",
     "OptionError",
     "SchemaError",
@@ -62,8 +63,12 @@ class IrevalWarning(UserWarning):
     """A recoverable data issue: counted, reported, and how to turn it off."""
 
 
-def warn(message: str) -> None:
-    """Issue an :class:`IrevalWarning` that points at the caller's own line.
+class LogWarning(IrevalWarning):
+    """Rows of a search log that reading dropped or changed, counted by problem."""
+
+
+def warn(message: str, category: type[IrevalWarning] = IrevalWarning) -> None:
+    """Issue an :class:`IrevalWarning` (or ``category``, a subclass) at the caller's line.
 
     The warning is attributed to the first frame outside the ``ireval_df``
     package, wherever inside it the problem was found, so the file and line
@@ -83,7 +88,7 @@ def warn(message: str) -> None:
     while frame.f_back is not None and _inside(frame):
         frame = frame.f_back
         level += 1
-    warnings.warn(message, IrevalWarning, stacklevel=level)
+    warnings.warn(message, category, stacklevel=level)
 
 
 def _inside(frame: FrameType) -> bool:

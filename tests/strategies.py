@@ -302,3 +302,150 @@ def merge(parts: list[Case]) -> Case:
 def batches(n: int, **options: object) -> st.SearchStrategy[Case]:
     """``n`` independent :func:`cases` merged into one (see :func:`merge`)."""
     return st.lists(cases(**options), min_size=n, max_size=n).map(merge)  # type: ignore[arg-type]
+
+
+# --- search logs (ireval_df.online) -----------------------------------------------------
+
+#: Queries that reformulate each other (shared terms), differ only in case and
+#: spacing (the same normalised query), or share nothing.
+LOG_QUERIES = (
+    "red shoes",
+    "Red  Shoes",
+    "red running shoes",
+    "running shoes",
+    "red boots",
+    "boots",
+    "Blue Hat",
+    "",
+)
+
+
+@dataclass
+class LogCase:
+    """A clean search log as rows (what the oracle reads) and frames."""
+
+    searches: list[dict]
+    results: list[dict]
+    events: list[dict]
+
+    def frames(self) -> dict[str, pl.DataFrame]:
+        searches = pl.DataFrame(
+            self.searches,
+            schema={
+                "search_id": pl.String,
+                "user_id": pl.String,
+                "ts": pl.Datetime("us"),
+                "variant": pl.String,
+                "query": pl.String,
+                "n_results": pl.Int32,
+                "page": pl.Int32,
+                "device": pl.String,
+                **(
+                    {"serp_answer": pl.Boolean}
+                    if "serp_answer" in self.searches[0]
+                    else {}
+                ),
+            },
+        )
+        results = pl.DataFrame(
+            self.results,
+            schema={
+                "search_id": pl.String,
+                "position": pl.Int32,
+                "doc_id": pl.String,
+                "source_type": pl.String,
+            },
+        )
+        events = pl.DataFrame(
+            self.events,
+            schema={
+                "event_id": pl.String,
+                "search_id": pl.String,
+                "user_id": pl.String,
+                "ts": pl.Datetime("us"),
+                "event_type": pl.String,
+                "position": pl.Int32,
+                "value": pl.Float64,
+                "dwell_ms": pl.Int64,
+            },
+        )
+        return {"searches": searches, "results": results, "events": events}
+
+
+@st.composite
+def search_logs(draw: st.DrawFn, *, max_users: int = 4) -> LogCase:
+    """A clean log: every action of a user at its own time, events after their search.
+
+    Gaps between a user's actions run from one second to two hours, so
+    sessions split; searches may find nothing, be the next page of the
+    previous query, or reformulate it; clicks repeat, some events carry
+    ``dwell_ms``, some are outside search.
+    """
+    import datetime as dt
+
+    start = dt.datetime(2024, 5, 1, 8)
+    answer = draw(st.booleans())
+    searches: list[dict] = []
+    results: list[dict] = []
+    events: list[dict] = []
+    gaps = st.sampled_from([1, 5, 20, 29, 31, 45, 60, 90, 120, 400, 1700, 1900, 7200])
+    for u in range(draw(st.integers(1, max_users))):
+        user = f"u{u}"
+        variant = draw(st.sampled_from(["A", "B"]))
+        device = draw(st.sampled_from(["mobile", "desktop"]))
+        now = start + dt.timedelta(seconds=draw(st.integers(0, 100)))
+        previous = None
+        for _ in range(draw(st.integers(1, 5))):
+            now += dt.timedelta(seconds=draw(gaps))
+            sid = f"s{len(searches)}"
+            paged = previous is not None and draw(st.booleans())
+            query = previous["query"] if paged else draw(st.sampled_from(LOG_QUERIES))
+            n = draw(st.integers(0, 3))
+            row = {
+                "search_id": sid,
+                "user_id": user,
+                "ts": now,
+                "variant": variant,
+                "query": query,
+                "n_results": n,
+                "page": previous["page"] + 1 if paged else 1,
+                "device": device,
+            }
+            if answer:
+                row["serp_answer"] = draw(st.booleans())
+            searches.append(row)
+            previous = row
+            for p in range(1, n + 1):
+                results.append(
+                    {
+                        "search_id": sid,
+                        "position": p,
+                        "doc_id": f"d{draw(st.integers(0, 5))}",
+                        "source_type": draw(st.sampled_from(["news", "web"])),
+                    }
+                )
+            for _ in range(draw(st.integers(0, 3))):
+                now += dt.timedelta(seconds=draw(gaps))
+                kinds = ["click", "click", "add_to_cart", "purchase", "view"]
+                kind = draw(st.sampled_from(kinds))
+                if kind == "click" and n == 0:
+                    kind = "view"
+                event = {
+                    "event_id": f"e{len(events)}",
+                    # a page view outside search is attributed to none
+                    "search_id": None if kind == "view" else sid,
+                    "user_id": user,
+                    "ts": now,
+                    "event_type": kind,
+                    "position": draw(st.integers(1, n)) if kind == "click" else None,
+                    "value": float(draw(st.integers(1, 50)))
+                    if kind == "purchase"
+                    else None,
+                    "dwell_ms": (
+                        draw(st.sampled_from([None, None, 500, 45_000]))
+                        if kind == "click"
+                        else None
+                    ),
+                }
+                events.append(event)
+    return LogCase(searches, results, events)

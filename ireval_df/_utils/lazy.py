@@ -11,6 +11,8 @@ if TYPE_CHECKING:
 
 __all__ = ["lazy_names"]
 
+_MODULE = "module:"
+
 
 def lazy_names(
     package: str, sources: Mapping[str, str], public: Sequence[str]
@@ -22,7 +24,8 @@ def lazy_names(
     package : str
         The module's ``__name__``.
     sources : mapping of str to str
-        Each lazy name and the module it is imported from.
+        Each lazy name and the module it is imported from; a source
+        written ``"module:<module>"`` makes the name that module itself.
     public : sequence of str
         The module's ``__all__``, listed by ``dir()`` before first use.
 
@@ -37,6 +40,9 @@ def lazy_names(
     >>> getattr_, dir_ = lazy_names("ireval_df", {"to_wide": "ireval_df.report"}, [])
     >>> getattr_("to_wide").__name__
     'to_wide'
+    >>> getattr_, _ = lazy_names("ireval_df", {"online": "module:ireval_df.online"}, [])
+    >>> getattr_("online").__name__
+    'ireval_df.online'
     """
 
     def __getattr__(name: str) -> Any:
@@ -44,7 +50,9 @@ def lazy_names(
         if source is None:
             msg = f"module {package!r} has no attribute {name!r}"
             raise AttributeError(msg)
-        value = getattr(importlib.import_module(source), name)
+        whole = source.startswith(_MODULE)
+        module = importlib.import_module(source.removeprefix(_MODULE))
+        value = module if whole else getattr(module, name)
         setattr(sys.modules[package], name, value)
         return value
 

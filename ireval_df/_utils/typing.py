@@ -60,5 +60,8 @@ QueriesLike: TypeAlias = "FrameLike | PathLike"
 #: Document attributes: a frame or a file.
 DocsLike: TypeAlias = "FrameLike | PathLike"
 
-#: The four kinds of input frames.
-Kind: TypeAlias = Literal["run", "qrels", "queries", "docs"]
+#: The kinds of input frames: the four of offline evaluation, then the four
+#: tables of a search log (:func:`ireval_df.online.read_log`).
+Kind: TypeAlias = Literal[
+    "run", "qrels", "queries", "docs", "searches", "results", "events", "units"
+]

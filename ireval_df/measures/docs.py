@@ -14,11 +14,12 @@ __all__ = ["list_metrics", "metrics_markdown"]
 _HEADER = """# Metrics
 
 Generated from the measure registry by `ireval-df metrics --markdown`; do not
-edit by hand (a test checks that this file is current). Two families share the
+edit by hand (a test checks that this file is current). Three families share the
 registry and its grammar: the offline metrics, which `ireval_df.evaluate()`
-computes against qrels, and the similarity measures, which
+computes against qrels, the similarity measures, which
 `ireval_df.similarity()` computes between a run and a baseline without
-judgments ([similarity.md](similarity.md)).
+judgments ([similarity.md](similarity.md)), and the online metrics, which
+`ireval_df.online.metrics()` computes from search logs ([online.md](online.md)).
 
 ## Offline metrics
 
@@ -64,7 +65,7 @@ def _params(info_params: dict[str, object]) -> str:
 
 def _notes(text: str) -> str:
     """Return the docstring body without its Examples section, as markdown."""
-    body = re.split(r"\n\s*Examples\n\s*-+\n", text, maxsplit=1)[0].strip()
+    body = re.split(r"(?:^|\n)\s*Examples\n\s*-+\n", text, maxsplit=1)[0].strip()
     return re.sub(r"``([^`]+)``", r"`\1`", body)
 
 
@@ -77,6 +78,34 @@ scores form tie groups, which each measure's `ties` parameter treats as it
 says. `@k` cuts both rankings at depth k first. Which RBO to report, how
 ties count, and where other packages go wrong: [similarity.md](similarity.md).
 """
+
+
+_ONLINE = """## Online metrics
+
+An online metric is computed from a search log (`ireval_df.online.metrics()`,
+[online.md](online.md)). Each sums a numerator and a denominator over the rows
+of one grain (searches, displayed results, clicks or sessions) and divides: a
+ratio of sums, per arm, per slice or per randomisation unit; the A/B tests
+compare arms on the per-unit sums (`ireval_df.online.unit_table()`), which the
+table names. `TimeToFirstClick` with `stat=median` is a median instead.
+"""
+
+
+def _online_table(infos: list[MeasureInfo]) -> list[str]:
+    lines = [
+        "| metric | aliases | grain | cutoff | parameters | aggregate | better "
+        "| per unit |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for info in infos:
+        aliases = ", ".join(f"`{a.spelling}`" for a in info.aliases) or "-"
+        better = "higher" if info.higher_is_better else "lower"
+        sums = f"`{info.options['numer']}` / `{info.options['denom']}`"
+        lines.append(
+            f"| `{info.name}` | {aliases} | {info.unit} | {info.cutoff} | "
+            f"{_params(dict(info.params))} | {info.aggregate} | {better} | {sums} |"
+        )
+    return [*lines, ""]
 
 
 def _table(infos: list[MeasureInfo], *, trec: bool) -> list[str]:
@@ -99,7 +128,7 @@ def _table(infos: list[MeasureInfo], *, trec: bool) -> list[str]:
 
 
 def _entry(info: MeasureInfo) -> list[str]:
-    lines = [f"### {info.name}", "", info.summary, ""]
+    lines = [f"### {info.name}", "", re.sub(r"``([^`]+)``", r"`\1`", info.summary), ""]
     notes = _notes(info.notes)
     if notes:
         lines += [notes, ""]
@@ -115,6 +144,11 @@ def _entry(info: MeasureInfo) -> list[str]:
                 "; restricted to a slice of the documents by "
                 "`evaluate(..., by_doc=...)` ([slices.md](slices.md))"
             )
+    if info.family == "online":
+        reach = (
+            f"; grain: {info.unit}; per unit: `{info.options['numer']}` / "
+            f"`{info.options['denom']}`"
+        )
     lines += [
         f"Range: {'-inf' if low is None else format_value(low)} to "
         f"{'inf' if high is None else format_value(high)}{reach}.",
@@ -151,6 +185,10 @@ def metrics_markdown() -> str:
     lines += [_SIMILARITY, "### Summary", ""]
     lines += _table(families.get("similarity", []), trec=False)
     for info in families.get("similarity", []):
+        lines += _entry(info)
+    lines += [_ONLINE, "### Summary", ""]
+    lines += _online_table(families.get("online", []))
+    for info in families.get("online", []):
         lines += _entry(info)
     return "\n".join(lines).rstrip() + "\n"
 

@@ -155,8 +155,10 @@ def properties(
             )
             raise MetricSpecError(msg)
         combine = "mean" if combine is None else combine
-        if combine not in AGGREGATES or combine == "ratio":
-            allowed = ", ".join(repr(a) for a in AGGREGATES if a != "ratio")
+        if combine not in AGGREGATES or combine in ("ratio", "median"):
+            allowed = ", ".join(
+                repr(a) for a in AGGREGATES if a not in ("ratio", "median")
+            )
             msg = (
                 f"aggregate={combine!r} for metric {name!r} is not one of {allowed}.\n"
                 "  Hint: a ratio of sums is summarized from its numerator and "

@@ -43,10 +43,11 @@ __all__ = [
 
 #: How per-unit values (per query, per user ...) combine into one number:
 #: their mean, their sum, their geometric mean (values floored at 1e-5, as
-#: trec_eval's gm_map), or the ratio of the sums of a numerator and a
-#: denominator (click-through rate over searches)
-Aggregate = Literal["mean", "sum", "gmean", "ratio"]
-AGGREGATES: tuple[str, ...] = ("mean", "sum", "gmean", "ratio")
+#: trec_eval's gm_map), the ratio of the sums of a numerator and a
+#: denominator (click-through rate over searches), or their median (time to
+#: first click); the statistics layer summarizes the first three
+Aggregate = Literal["mean", "sum", "gmean", "ratio", "median"]
+AGGREGATES: tuple[str, ...] = ("mean", "sum", "gmean", "ratio", "median")
 Cutoff = Literal["none", "optional", "required"]
 Suffix = Callable[[str], tuple[dict[str, Any], Any]]
 
@@ -55,6 +56,7 @@ Suffix = Callable[[str], tuple[dict[str, Any], Any]]
 FAMILY_MODULES: tuple[tuple[str, str, str], ...] = (
     ("offline", "ireval_df.offline.metrics", "ireval_df.evaluate"),
     ("similarity", "ireval_df.similarity.measures", "ireval_df.similarity"),
+    ("online", "ireval_df.online.measures", "ireval_df.online.metrics"),
 )
 
 

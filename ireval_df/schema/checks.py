@@ -28,6 +28,7 @@ __all__ = [
     "duplicate_judgments",
     "duplicate_queries",
     "parse_time",
+    "parse_times",
     "single_run",
 ]
 
@@ -273,6 +274,18 @@ def _parse_time(text: pl.Expr) -> pl.Expr:
         iso.str.to_datetime(_T, strict=False, time_unit="us"),
         iso.str.to_date("%Y-%m-%d", strict=False).cast(pl.Datetime("us")),
     )
+
+
+def parse_times(text: pl.Expr) -> pl.Expr:
+    """Read ISO-8601 text as the time columns are read: naive UTC, null if not a time.
+
+    Examples
+    --------
+    >>> times = pl.DataFrame({"t": ["2024-01-31T12:00:00+02:00", "2024-01-31", "x"]})
+    >>> times.select(parse_times(pl.col("t")))["t"].to_list()
+    [datetime.datetime(2024, 1, 31, 10, 0), datetime.datetime(2024, 1, 31, 0, 0), None]
+    """
+    return _parse_time(text)
 
 
 def parse_time(value: Any, name: str) -> dt.datetime:

@@ -124,6 +124,15 @@ def metric_table(
             "  Hint: summarize and compare the numerator and denominator metrics."
         )
         raise OptionError(msg)
+    median = [p.metric for p in infos if p.aggregate == "median"]
+    if median:
+        msg = (
+            f"metric(s) {median!r} aggregate as a median of all events, which no "
+            "mean of per-unit values gives.\n"
+            "  Hint: compare their mean form (e.g. TimeToFirstClick(stat=mean)) "
+            "from per-unit sums with ireval_df.online."
+        )
+        raise OptionError(msg)
     return pl.DataFrame(
         {
             "metric": list(metrics),
