@@ -18,6 +18,7 @@ __all__ = [
     "AlignmentError",
     "DataError",
     "FormatError",
+    "IdentificationWarning",
     "IrevalError",
     "IrevalWarning",
     "MetricSpecError",
@@ -62,8 +63,19 @@ class IrevalWarning(UserWarning):
     """A recoverable data issue: counted, reported, and how to turn it off."""
 
 
-def warn(message: str) -> None:
+class IdentificationWarning(IrevalWarning):
+    """The data say little about some parameters of a model being fitted.
+
+    For example (query, document) pairs with too few impressions for a click
+    model to tell their attractiveness from its prior.
+    """
+
+
+def warn(message: str, category: type[IrevalWarning] = IrevalWarning) -> None:
     """Issue an :class:`IrevalWarning` that points at the caller's own line.
+
+    ``category`` is :class:`IrevalWarning` or one of its subclasses, so that
+    callers can filter one kind of warning apart.
 
     The warning is attributed to the first frame outside the ``ireval_df``
     package, wherever inside it the problem was found, so the file and line
@@ -83,7 +95,7 @@ def warn(message: str) -> None:
     while frame.f_back is not None and _inside(frame):
         frame = frame.f_back
         level += 1
-    warnings.warn(message, IrevalWarning, stacklevel=level)
+    warnings.warn(message, category, stacklevel=level)
 
 
 def _inside(frame: FrameType) -> bool:
