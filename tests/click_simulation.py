@@ -52,12 +52,20 @@ def default_ubm(depth: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Simulated:
-    """A simulated log and the parameters that made it."""
+    """A simulated log, the parameters that made it and the user's hidden states.
+
+    ``hidden`` has one row per row of ``log`` (same order): ``examined``,
+    ``satisfied`` (after a click), ``open`` (examined, not satisfied and not
+    the last result: a chance to go on) and ``went_on`` (the next result was
+    examined). Tests derive their tolerances from these counts: how many
+    times each parameter was really put to the test.
+    """
 
     log: pl.DataFrame
     attractiveness: pl.DataFrame  # query_id, doc_id, value
     satisfaction: pl.DataFrame  # query_id, doc_id, value
     params: dict[str, Any] = field(default_factory=dict)
+    hidden: pl.DataFrame = field(default_factory=pl.DataFrame)
 
 
 def rankings(
@@ -89,23 +97,27 @@ def clicks_of(
     sigma: np.ndarray,
     valid: np.ndarray,
     params: dict[str, Any],
-) -> np.ndarray:
-    """Clicks (searches x depth) of a simulated user on attractiveness ``alpha``."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Clicks, examinations and satisfactions (searches x depth) of a simulated user."""
     n, depth = alpha.shape
     attracted = rng.random((n, depth)) < alpha
+    satisfied = np.zeros((n, depth), dtype=bool)
     if user == "PBM":
-        return valid & attracted & (rng.random((n, depth)) < params["theta"][None, :])
+        examined = valid & (rng.random((n, depth)) < params["theta"][None, :])
+        return examined & attracted, examined, satisfied
     clicks = np.zeros((n, depth), dtype=bool)
+    examined = np.zeros((n, depth), dtype=bool)
     if user == "UBM":
         last = np.zeros(n, dtype=np.int64)
         for r in range(depth):
-            examined = rng.random(n) < params["ubm"][r, last]
-            clicks[:, r] = valid[:, r] & attracted[:, r] & examined
+            examined[:, r] = valid[:, r] & (rng.random(n) < params["ubm"][r, last])
+            clicks[:, r] = examined[:, r] & attracted[:, r]
             last = np.where(clicks[:, r], r + 1, last)
-        return clicks
+        return clicks, examined, satisfied
     examining = np.ones(n, dtype=bool)
     for r in range(depth):
-        click = examining & valid[:, r] & attracted[:, r]
+        examined[:, r] = examining & valid[:, r]
+        click = examined[:, r] & attracted[:, r]
         clicks[:, r] = click
         if user == "CM":
             examining &= ~click
@@ -113,10 +125,10 @@ def clicks_of(
             goes_on = rng.random(n) < params["lambdas"][r]
             examining &= ~click | goes_on
         else:  # DBN, SDBN
-            satisfied = click & (rng.random(n) < sigma[:, r])
+            satisfied[:, r] = click & (rng.random(n) < sigma[:, r])
             goes_on = rng.random(n) < params["gamma"]
-            examining &= ~satisfied & goes_on
-    return clicks
+            examining &= ~satisfied[:, r] & goes_on
+    return clicks, examined, satisfied
 
 
 def simulate(
@@ -165,7 +177,19 @@ def simulate(
         "ubm": default_ubm(depth) if ubm is None else np.asarray(ubm),
         "gamma": 1.0 if user == "SDBN" else gamma,
     }
-    clicks = clicks_of(user, rng, alpha, sigma, valid, params)
+    clicks, examined, satisfied = clicks_of(user, rng, alpha, sigma, valid, params)
+    has_next = np.zeros_like(valid)
+    has_next[:, :-1] = valid[:, 1:]
+    went_on = np.zeros_like(valid)
+    went_on[:, :-1] = examined[:, 1:]
+    hidden = pl.DataFrame(
+        {
+            "examined": examined[valid],
+            "satisfied": satisfied[valid],
+            "open": (examined & ~satisfied & has_next)[valid],
+            "went_on": (went_on & has_next)[valid],
+        }
+    )
     search = np.repeat(np.arange(n_searches), depth).reshape(n_searches, depth)
     position = np.tile(np.arange(1, depth + 1), (n_searches, 1))
     doc = query[:, None] * docs_per_query + shown
@@ -211,4 +235,5 @@ def simulate(
         attractiveness=truth.with_columns(value=pl.Series(alpha_pool.ravel())),
         satisfaction=truth.with_columns(value=pl.Series(sigma_pool.ravel())),
         params=params,
+        hidden=hidden,
     )
