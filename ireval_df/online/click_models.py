@@ -255,8 +255,12 @@ def _check_values(frame: pl.DataFrame, what: str, *, clicks: bool) -> None:
         raise DataError(msg)
 
 
-def _prepare(data: Any, what: str, *, clicks: bool) -> _Log:
-    """Validate a flat click log and code it as integer arrays."""
+def _prepare(data: Any, what: str, *, clicks: bool, ordered: bool = False) -> _Log:
+    """Validate a flat click log and code it as integer arrays.
+
+    ``ordered``: number the pairs in (query_id, doc_id) order, so that every
+    frame indexed by pair comes out sorted without another sort.
+    """
     frame = to_polars(data)
     if isinstance(frame, pl.LazyFrame):
         frame = frame.collect()
@@ -287,6 +291,12 @@ def _prepare(data: Any, what: str, *, clicks: bool) -> _Log:
     where = np.empty(n_pairs, dtype=np.int64)
     where[pair] = np.arange(len(pair))  # any row showing the pair
     pairs = frame.select(pl.col(_PAIR).gather(where).cast(pl.String))
+    if ordered:
+        order = pairs.select(pl.arg_sort_by(_PAIR)).to_series().to_numpy()
+        renumber = np.empty(n_pairs, dtype=np.int64)
+        renumber[order] = np.arange(n_pairs)
+        pair = renumber[pair]
+        pairs = pairs[order]
     clicked = frame["clicked"].cast(pl.Boolean).to_numpy() if clicks else None
     del n_queries
     return _Log(frame, n_searches, depth, cell, pair, clicked, pairs)
@@ -446,7 +456,7 @@ _Params = dict[str, pl.DataFrame]
 
 
 def _pair_frame(log: _Log, values: Floats) -> pl.DataFrame:
-    return log.pairs.with_columns(value=pl.Series(values, dtype=pl.Float64)).sort(_PAIR)
+    return log.pairs.with_columns(value=pl.Series(values, dtype=pl.Float64))
 
 
 def _counts(codes: Ints, n: int, weights: Any = None) -> Floats:
@@ -1174,7 +1184,7 @@ def fit_click_model(
     if isinstance(min_impressions, bool) or not isinstance(min_impressions, int):
         msg = f"min_impressions={min_impressions!r} is not a whole number (default 10)."
         raise OptionError(msg)
-    log = _prepare(frame, "click log", clicks=True)
+    log = _prepare(frame, "click log", clicks=True, ordered=True)
     assert log.clicked is not None
     params, identified = _FITS[name](log, opts)
     n_pairs = len(log.pairs)
@@ -1184,7 +1194,7 @@ def fit_click_model(
         n_clicks=pl.Series(
             np.bincount(log.pair[log.clicked], minlength=n_pairs), dtype=pl.Int64
         ),
-    ).sort(_PAIR)
+    )
     _warn_sparse(name, shown, log, min_impressions, opts, identified=identified)
     return ClickModel(
         model=name,
