@@ -270,7 +270,7 @@ def _prepare(data: Any, what: str, *, clicks: bool, ordered: bool = False) -> _L
         raise DataError(msg)
     _check_values(frame, what, clicks=clicks)
     search, n_searches = _codes(frame["search_id"])
-    query, n_queries = _codes(frame["query_id"])
+    query, _ = _codes(frame["query_id"])
     doc, n_docs = _codes(frame["doc_id"])
     position = frame["position"].cast(pl.Int64).to_numpy()
     depth = int(position.max())
@@ -298,7 +298,6 @@ def _prepare(data: Any, what: str, *, clicks: bool, ordered: bool = False) -> _L
         pair = renumber[pair]
         pairs = pairs[order]
     clicked = frame["clicked"].cast(pl.Boolean).to_numpy() if clicks else None
-    del n_queries
     return _Log(frame, n_searches, depth, cell, pair, clicked, pairs)
 
 
@@ -840,12 +839,16 @@ class ClickModel:
             unseen_positions = int(np.count_nonzero(log.position > fitted_depth))
             if self.model == "UBM":
                 table = np.full((depth, depth), default)
+                known = np.zeros((depth, depth), dtype=bool)
                 part = frame.filter(pl.col("position") <= depth)
-                table[
+                cells = (
                     part["position"].to_numpy() - 1,
                     part["prev_click_position"].to_numpy(),
-                ] = part["value"].to_numpy()
+                )
+                table[cells] = part["value"].to_numpy()
+                known[cells] = True
                 extra["examination"] = table
+                extra["known"] = known
             else:
                 by_position = np.full(depth, default)
                 part = frame.filter(pl.col("position") <= depth)
@@ -889,6 +892,13 @@ class ClickModel:
                 return _ubm_full(a, table)
             previous = log.grid(log.previous_click, fill=0, dtype=np.int64)
             rows = np.arange(log.depth)[:, None]
+            unseen = int((log.valid & ~extra["known"][rows, previous]).sum())
+            if unseen > found.unseen_positions:  # those rows are counted above
+                warn(
+                    f"of {log.n_rows:,} rows, {unseen:,} have a (position, "
+                    "prev_click_position) the model was not fitted on: their "
+                    f"examination is the prior mean {self._options.default:g}."
+                )
             out: Floats = a * table[rows, previous]
             return out
         if self.model == "CM":
@@ -1090,9 +1100,15 @@ class ClickModel:
         if isinstance(levels, int):
             grade = (pl.col("value") * levels).floor().clip(0, levels - 1)
         else:
-            cuts = [float(t) for t in levels]
+            try:
+                cuts = [float(t) for t in levels]
+            except (TypeError, ValueError):
+                cuts = []
             if not cuts or any(b <= a for a, b in zip(cuts, cuts[1:], strict=False)):
-                msg = f"levels={levels!r}: thresholds must be increasing numbers."
+                msg = (
+                    f"levels={levels!r} is not an int >= 2 or a list of "
+                    "increasing thresholds."
+                )
                 raise OptionError(msg)
             grade = pl.sum_horizontal([pl.col("value") >= t for t in cuts])
         if isinstance(min_impressions, bool) or not isinstance(min_impressions, int):

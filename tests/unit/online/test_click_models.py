@@ -891,6 +891,24 @@ def test_predict_warns_about_pairs_and_positions_not_fitted():
     )
 
 
+def test_ubm_conditional_predictions_count_keys_not_fitted():
+    # drop the key (3, 2) from a fitted UBM: a search clicking at 2 needs it at 3
+    ubm = fit(SMALL, "UBM")
+    fitted = set(ubm.examination.select("position", "prev_click_position").rows())
+    assert (3, 2) in fitted
+    assert (2, 1) in fitted
+    drop = ubm.examination.filter(
+        ~((pl.col("position") == 3) & (pl.col("prev_click_position") == 2))
+    )
+    partial = ClickModel(**{**ubm.__dict__, "examination": drop})
+    new = log_of(("q", [("b", 0), ("a", 1), ("c", 0)]))
+    with pytest.warns(
+        IrevalWarning, match=r"1 have a \(position, prev_click_position\)"
+    ):
+        out = partial.predict(new, kind="conditional")
+    assert out["click_prob"][2] == pytest.approx(values(ubm.attractiveness)["c"] * 0.5)
+
+
 def test_predict_keeps_rows_columns_and_kind():
     dbn = fit(SMALL, "DBN")
     shuffled = SMALL.with_columns(extra=pl.int_range(pl.len())).sample(
@@ -986,6 +1004,8 @@ def test_to_qrels_grades_and_evaluate_reads_them():
         dbn.to_qrels(levels=1)
     with pytest.raises(OptionError, match="increasing"):
         dbn.to_qrels(levels=[0.5, 0.2])
+    with pytest.raises(OptionError, match="levels=2.0"):
+        dbn.to_qrels(levels=2.0)
 
 
 def test_parameter_frames_and_settings():
