@@ -18,6 +18,7 @@ __all__ = [
     "AlignmentError",
     "DataError",
     "FormatError",
+    "IdentificationWarning",
     "IrevalError",
     "IrevalWarning",
     "LogWarning",
@@ -67,8 +68,19 @@ class LogWarning(IrevalWarning):
     """Rows of a search log that reading dropped or changed, counted by problem."""
 
 
+class IdentificationWarning(IrevalWarning):
+    """The data say little about some parameters of a model being fitted.
+
+    For example (query, document) pairs with too few impressions for a click
+    model to tell their attractiveness from its prior.
+    """
+
+
 def warn(message: str, category: type[IrevalWarning] = IrevalWarning) -> None:
-    """Issue an :class:`IrevalWarning` (or ``category``, a subclass) at the caller's line.
+    """Issue an :class:`IrevalWarning` that points at the caller's own line.
+
+    ``category`` is :class:`IrevalWarning` or one of its subclasses, so that
+    callers can filter one kind of warning apart.
 
     The warning is attributed to the first frame outside the ``ireval_df``
     package, wherever inside it the problem was found, so the file and line

@@ -55,6 +55,7 @@ def test_no_machine_paths_in_tracked_text():
         "docs/slices.md",
         "docs/failures.md",
         "docs/online.md",
+        "docs/click_models.md",
     ],
 )
 def test_python_examples_run(page, tmp_path, monkeypatch):

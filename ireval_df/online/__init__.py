@@ -1,19 +1,26 @@
-"""Online evaluation: search-log metrics, per-unit sums for A/B tests.
+"""Online evaluation: what users did with the results they were shown.
 
 :func:`read_log` reads and checks a search log (:mod:`.log`); the
 ``online`` family of the measure registry (:mod:`.measures`) defines each
 metric as a ratio of sums over the rows of one grain, built once per call
 (:mod:`.derive`); :func:`metrics` computes them per experiment arm and
 slice, and :func:`unit_table` gives the per-unit sums behind them.
+:func:`fit_click_model` fits a click model (PBM, cascade, UBM, DCM, SDBN,
+DBN) to a flat click log and returns a :class:`ClickModel` whose
+parameters, predictions and click-derived judgments are frames.
 """
 
+from ireval_df.online.click_models import MODELS, ClickModel, fit_click_model
 from ireval_df.online.log import SearchLog, example_log, read_log
 from ireval_df.online.metrics import metrics
 from ireval_df.online.units import unit_columns, unit_table
 
 __all__ = [
+    "MODELS",
+    "ClickModel",
     "SearchLog",
     "example_log",
+    "fit_click_model",
     "metrics",
     "read_log",
     "unit_columns",
