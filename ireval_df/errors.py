@@ -18,6 +18,7 @@ __all__ = [
     "AlignmentError",
     "DataError",
     "FormatError",
+    "InterleavingWarning",
     "IrevalError",
     "IrevalWarning",
     "MetricSpecError",
@@ -62,8 +63,8 @@ class IrevalWarning(UserWarning):
     """A recoverable data issue: counted, reported, and how to turn it off."""
 
 
-def warn(message: str) -> None:
-    """Issue an :class:`IrevalWarning` that points at the caller's own line.
+def warn(message: str, category: type[IrevalWarning] = IrevalWarning) -> None:
+    """Issue an :class:`IrevalWarning` (or ``category``, a subclass) at the caller's line.
 
     The warning is attributed to the first frame outside the ``ireval_df``
     package, wherever inside it the problem was found, so the file and line
@@ -83,9 +84,13 @@ def warn(message: str) -> None:
     while frame.f_back is not None and _inside(frame):
         frame = frame.f_back
         level += 1
-    warnings.warn(message, IrevalWarning, stacklevel=level)
+    warnings.warn(message, category, stacklevel=level)
 
 
 def _inside(frame: FrameType) -> bool:
     name = str(frame.f_globals.get("__name__", ""))
     return name == "ireval_df" or name.startswith("ireval_df.")
+
+
+class InterleavingWarning(IrevalWarning):
+    """Interleaving input that was left out or read another way, counted by problem."""
