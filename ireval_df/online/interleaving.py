@@ -137,9 +137,9 @@ def uniform_draws(keys: NDArray[np.uint64], index: int) -> NDArray[np.float64]:
     Examples
     --------
     >>> import numpy as np
-    >>> u = uniform_draws(np.array([0, 1], dtype=np.uint64), 0)
-    >>> u.round(6).tolist()
-    [0.893025, 0.431733]
+    >>> u = uniform_draws(np.array([0], dtype=np.uint64), 0)
+    >>> int(u[0] * 2**53) == 0xE220A8397B1DCDAF >> 11  # splitmix64(0)'s first output
+    True
     """
     import numpy as np
 
@@ -298,59 +298,67 @@ def _check_ranker_count(names: Sequence[str], method: str) -> None:
 
 @dataclass
 class _Prepared:
-    """The rankings sorted by (search, ranker, rank), as numpy arrays."""
+    """The rankings in (search, ranker, rank) order, as numpy arrays."""
 
-    work: pl.DataFrame  # sorted rows: doc_id is read from here by row number
+    work: pl.DataFrame  # the rows as given: doc_id is read from here by row number
     ids: pl.Series  # search_id of each search index, sorted
     names: list[str]
+    row: NDArray[np.int64]  # row of `work` at each place of the order
     s: NDArray[np.int64]
     r: NDArray[np.int64]
     ordinal: NDArray[np.int64]  # 0-based place in its list
     h1: NDArray[np.uint64]
     h2: NDArray[np.uint64]
     count: NDArray[np.int64]  # (S, R) list lengths
-    search_start: NDArray[np.int64]  # first row of each search (S + 1)
+    search_start: NDArray[np.int64]  # first place of each search (S + 1)
 
 
 def _prepare(frame: pl.DataFrame, names: list[str]) -> _Prepared:
+    """Give searches numbers (by sorted id) and order the rows, moving no strings.
+
+    Only integer keys are sorted: one int64 key ``(search, ranker, rank)``
+    when it fits (else a three-column sort); the strings stay where they
+    are and are gathered once, for the output.
+    """
     import numpy as np
 
     ids = frame.get_column("search_id").unique().sort()
-    index = pl.DataFrame(
-        {
-            "search_id": ids,
-            "__ireval_s": np.arange(len(ids), dtype=np.int64),
-        }
-    )
+    n_s, n_r = len(ids), len(names)
     code = {n: i for i, n in enumerate(names)}
     # the document hashes only tell documents apart within a search (two
     # independent 64-bit hashes); their values never reach the output
-    work = (
-        frame.join(index, on="search_id")
-        .with_columns(
-            pl.col("ranker")
-            .replace_strict(code, return_dtype=pl.Int64)
-            .alias("__ireval_r"),
-            pl.col("doc_id").hash(seed=0).alias("__ireval_h1"),
-            pl.col("doc_id").hash(seed=1).alias("__ireval_h2"),
-        )
-        .sort("__ireval_s", "__ireval_r", "rank")
+    keys = frame.select(
+        pl.col("search_id")
+        .replace_strict(ids, pl.int_range(n_s, eager=True), return_dtype=pl.Int64)
+        .alias("s"),
+        pl.col("ranker").replace_strict(code, return_dtype=pl.Int64).alias("r"),
+        pl.col("rank"),
+        pl.col("doc_id").hash(seed=0).alias("h1"),
+        pl.col("doc_id").hash(seed=1).alias("h2"),
     )
-    n_s, n_r = len(ids), len(names)
-    s = work.get_column("__ireval_s").to_numpy()
-    r = work.get_column("__ireval_r").to_numpy()
-    rank = work.get_column("rank").to_numpy()
+    s = keys.get_column("s").to_numpy()
+    r = keys.get_column("r").to_numpy()
+    rank = keys.get_column("rank").to_numpy()
+    low = int(rank.min()) if len(rank) else 0
+    span = int(rank.max()) - low + 1 if len(rank) else 1
+    if n_s * n_r * span < 1 << 62:
+        combined = (s * n_r + r) * span + (rank - low)
+        row = pl.Series(combined).arg_sort().to_numpy().astype(np.int64)
+    else:
+        row = keys.select(pl.arg_sort_by("s", "r", "rank")).to_series().to_numpy()
+        row = row.astype(np.int64)
+    s, r, rank = s[row], r[row], rank[row]
     group = s * n_r + r
     count = np.bincount(group, minlength=n_s * n_r).astype(np.int64)
     start = np.cumsum(count) - count
     ordinal = np.arange(len(group), dtype=np.int64) - start[group]
     same = (group[1:] == group[:-1]) & (rank[1:] == rank[:-1])
     if same.any():
-        rows = np.flatnonzero(same)
-        first = work.slice(int(rows[0]), 2)
+        places = np.flatnonzero(same)
+        first = frame[row[places[0] : places[0] + 2]]
         msg = (
-            f"rankings hold {len(rows)} repeated (search_id, ranker, rank) keys, e.g. "
-            f"{_example(first, ['search_id', 'ranker', 'rank'])} for doc_ids "
+            f"rankings hold {len(places)} repeated (search_id, ranker, rank) keys, "
+            f"e.g. {_example(first, ['search_id', 'ranker', 'rank'])} for doc_ids "
             f"{first.get_column('doc_id').to_list()!r}; a rank orders one document.\n"
             "  Hint: break the ties first, e.g. rank by score then doc_id."
         )
@@ -358,14 +366,15 @@ def _prepare(frame: pl.DataFrame, names: list[str]) -> _Prepared:
     per_search = count.reshape(n_s, n_r).sum(axis=1)
     search_start = np.concatenate([[0], np.cumsum(per_search)]).astype(np.int64)
     return _Prepared(
-        work=work.select("search_id", "ranker", "doc_id", "rank"),
+        work=frame,
         ids=ids,
         names=names,
+        row=row,
         s=s,
         r=r,
         ordinal=ordinal,
-        h1=work.get_column("__ireval_h1").to_numpy(),
-        h2=work.get_column("__ireval_h2").to_numpy(),
+        h1=keys.get_column("h1").to_numpy()[row],
+        h2=keys.get_column("h2").to_numpy()[row],
         count=count.reshape(n_s, n_r),
         search_start=search_start,
     )
@@ -395,7 +404,8 @@ def _block(prep: _Prepared, s0: int, s1: int, depth: int) -> _Block:
     flat_h1 = np.full(n_b * width, top, dtype=np.uint64)
     flat_h2 = np.full(n_b * width, top, dtype=np.uint64)
     flat_row = np.full(n_b * width, -1, dtype=np.int64)
-    flat_h1[cell], flat_h2[cell], flat_row[cell] = prep.h1[keep], prep.h2[keep], keep
+    flat_h1[cell], flat_h2[cell] = prep.h1[keep], prep.h2[keep]
+    flat_row[cell] = prep.row[keep]
     h1 = flat_h1.reshape(n_b, width)
     h2 = flat_h2.reshape(n_b, width)
     row = flat_row.reshape(n_b, width)
@@ -754,14 +764,21 @@ def interleave(
     >>> rankings = pl.DataFrame({
     ...     "search_id": "s1",
     ...     "ranker": ["A"] * 3 + ["B"] * 3,
-    ...     "doc_id": ["a", "b", "c", "b", "c", "d"],
+    ...     "doc_id": ["a", "b", "c", "b", "a", "d"],
     ...     "rank": [1, 2, 3] * 2,
     ... })
-    >>> results = interleave(rankings, k=4, seed=1)
-    >>> results.columns
-    ['search_id', 'position', 'doc_id', 'team', 'rank_A', 'rank_B']
-    >>> sorted(results["doc_id"].to_list()), results["team"].value_counts()["count"].to_list()
-    (['a', 'b', 'c', 'd'], [2, 2])
+    >>> interleave(rankings, k=4, seed=1)
+    shape: (4, 6)
+    ┌───────────┬──────────┬────────┬──────┬────────┬────────┐
+    │ search_id ┆ position ┆ doc_id ┆ team ┆ rank_A ┆ rank_B │
+    │ ---       ┆ ---      ┆ ---    ┆ ---  ┆ ---    ┆ ---    │
+    │ str       ┆ i32      ┆ str    ┆ str  ┆ u32    ┆ u32    │
+    ╞═══════════╪══════════╪════════╪══════╪════════╪════════╡
+    │ s1        ┆ 1        ┆ b      ┆ B    ┆ 2      ┆ 1      │
+    │ s1        ┆ 2        ┆ a      ┆ A    ┆ 1      ┆ 2      │
+    │ s1        ┆ 3        ┆ d      ┆ B    ┆ null   ┆ 3      │
+    │ s1        ┆ 4        ┆ c      ┆ A    ┆ 3      ┆ null   │
+    └───────────┴──────────┴────────┴──────┴────────┴────────┘
     """
     import numpy as np
 
