@@ -962,12 +962,12 @@ def _credited_events(
         _require(clicks, "clicks", ["event_type"], hint)
     if credit == "sat_click":
         _require(clicks, "clicks", ["dwell_ms"], hint)
-    keep = pl.lit(value=True)
+    keep: list[pl.Expr] = []
     if "event_type" in clicks.columns:
         wanted = "add_to_cart" if credit == "add_to_cart" else "click"
-        keep = pl.col("event_type") == wanted
+        keep.append(pl.col("event_type") == wanted)
     if credit == "sat_click":
-        keep = keep & (pl.col("dwell_ms") >= sat_tau * 1000.0)
+        keep.append(pl.col("dwell_ms") >= sat_tau * 1000.0)
     has_position = "position" in clicks.columns
     has_doc = "doc_id" in clicks.columns
     if not (has_position or has_doc):
@@ -981,7 +981,9 @@ def _credited_events(
         columns.append(_id_column(clicks, "doc_id", "clicks").alias("doc_id"))
     else:
         columns.append(pl.lit(None, dtype=pl.String).alias("doc_id"))
-    events = clicks.filter(keep.fill_null(value=False)).select(columns)
+    if keep:
+        clicks = clicks.filter(pl.all_horizontal(keep).fill_null(value=False))
+    events = clicks.select(columns)
     placed = pl.col("search_id").is_not_null() & (
         pl.col("position").is_not_null() | pl.col("doc_id").is_not_null()
     )
@@ -1505,13 +1507,24 @@ def interleaving_test(
         "unit='search' needs none.",
     )
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
-    unit_col = unit if clustered else "search_id"
+    unit_expr = pl.col("search_id").cast(pl.String)
+    if clustered:
+        n_null = frame.get_column(unit).null_count()
+        if n_null:
+            warn(
+                f"{n_null} search(es) have a null {unit!r}; each is its own unit "
+                f"(fill {unit!r} in, or pass unit='search').",
+                InterleavingWarning,
+            )
+        unit_expr = pl.coalesce(
+            pl.col(unit).cast(pl.String), pl.lit("\x00search:") + unit_expr
+        )
     long = pl.concat(
         [
             frame.select(
                 pl.lit(i, dtype=pl.Int64).alias("__ireval_pair"),
                 *slices,
-                pl.col(unit_col).alias("__ireval_unit"),
+                unit_expr.alias("__ireval_unit"),
                 (pl.col("n_clicks") > 0).alias("__ireval_has"),
                 _sign(pl.col(f"credit_{a}") - pl.col(f"credit_{b}")).alias(
                     "__ireval_o"

@@ -90,7 +90,9 @@ def _results_of(cases: list[dict], method: str) -> tuple[pl.DataFrame, pl.DataFr
     for i, case in enumerate(cases):
         lists = case["lists"]
         shown = case["ranking"]
-        probs = softmax_probabilities([[str(d) for d in x] for x in lists], [str(d) for d in shown])
+        probs = softmax_probabilities(
+            [[str(d) for d in x] for x in lists], [str(d) for d in shown]
+        )
         for j, doc in enumerate(shown):
             row = {
                 "search_id": f"c{i:04d}",
@@ -103,7 +105,9 @@ def _results_of(cases: list[dict], method: str) -> tuple[pl.DataFrame, pl.DataFr
                 if method == "probabilistic":
                     row[f"p_{names[r]}"] = probs[j][r]
             rows.append(row)
-        clicks += [{"search_id": f"c{i:04d}", "position": p + 1} for p in case["clicks"]]
+        clicks += [
+            {"search_id": f"c{i:04d}", "position": p + 1} for p in case["clicks"]
+        ]
     results = pl.DataFrame(rows, schema_overrides={"team": pl.String})
     events = pl.DataFrame(clicks, schema={"search_id": pl.String, "position": pl.Int64})
     return results, events
