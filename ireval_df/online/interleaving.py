@@ -257,7 +257,9 @@ def _rankings_frame(rankings: Any) -> pl.DataFrame:
     return frame
 
 
-def _ranker_names(frame: pl.DataFrame, rankers: Sequence[str] | None) -> list[str]:
+def _ranker_names(
+    frame: pl.DataFrame, rankers: Sequence[str] | None, *, allow_absent: bool
+) -> list[str]:
     present = sorted(frame.get_column("ranker").unique().to_list())
     if rankers is None:
         return present
@@ -268,10 +270,11 @@ def _ranker_names(frame: pl.DataFrame, rankers: Sequence[str] | None) -> list[st
         msg = f"rankers={names!r} names a ranker twice."
         raise OptionError(msg)
     absent = [r for r in names if r not in present]
-    if absent:
+    if absent and not allow_absent:
         msg = (
             f"rankers {absent!r} have no rows in rankings (found {present!r}).\n"
-            "  Hint: rankers= picks which of the rankings' rankers to interleave."
+            "  Hint: rankers= picks which of the rankings' rankers to interleave; "
+            "missing_ranker='empty' reads a ranker without rows as empty rankings."
         )
         raise DataError(msg)
     return names
@@ -324,6 +327,21 @@ def _prepare(frame: pl.DataFrame, names: list[str]) -> _Prepared:
 
     ids = frame.get_column("search_id").unique().sort()
     n_s, n_r = len(ids), len(names)
+    if n_s == 0:
+        none = np.zeros(0, dtype=np.int64)
+        return _Prepared(
+            work=frame,
+            ids=ids,
+            names=names,
+            row=none,
+            s=none,
+            r=none,
+            ordinal=none,
+            h1=none.astype(np.uint64),
+            h2=none.astype(np.uint64),
+            count=np.zeros((0, n_r), dtype=np.int64),
+            search_start=np.zeros(1, dtype=np.int64),
+        )
     code = {n: i for i, n in enumerate(names)}
     # the document hashes only tell documents apart within a search (two
     # independent 64-bit hashes); their values never reach the output
@@ -412,14 +430,7 @@ def _block(prep: _Prepared, s0: int, s1: int, depth: int) -> _Block:
     valid = row >= 0
     local, duplicate = _local_ids(h1, h2, valid, depth)
     if duplicate is not None:
-        first = prep.work.slice(int(row[duplicate]), 1)
-        msg = (
-            "rankings list a document twice for one (search_id, ranker), e.g. "
-            f"{_example(first, ['search_id', 'ranker', 'doc_id'])}.\n"
-            "  Hint: keep each document's best rank: rankings.group_by('search_id', "
-            "'ranker', 'doc_id').agg(pl.col('rank').min())."
-        )
-        raise DataError(msg)
+        _duplicate_document(prep, int(row[duplicate]))
     n_docs = int(local.max()) + 1 if local.size else 0
     b, j = np.nonzero(valid)
     lid = local[b, j]
@@ -435,6 +446,72 @@ def _block(prep: _Prepared, s0: int, s1: int, depth: int) -> _Block:
         doc_row=doc_row,
         n_docs=n_docs,
     )
+
+
+def _duplicate_document(prep: _Prepared, row: int) -> None:
+    first = prep.work.slice(row, 1)
+    msg = (
+        "rankings list a document twice for one (search_id, ranker), e.g. "
+        f"{_example(first, ['search_id', 'ranker', 'doc_id'])}.\n"
+        "  Hint: keep each document's best rank: rankings.group_by('search_id', "
+        "'ranker', 'doc_id').agg(pl.col('rank').min())."
+    )
+    raise DataError(msg)
+
+
+def _check_deep_duplicates(prep: _Prepared, depth: int) -> None:
+    """Find a document listed twice by one ranker when a list runs below ``depth``.
+
+    Blocks lay out the top ``depth`` of each list only and check those; a
+    repeat further down needs this check over the whole rankings.
+    """
+    import numpy as np
+
+    if not (prep.ordinal >= depth).any():
+        return
+    keys = pl.DataFrame({"s": prep.s, "r": prep.r, "h1": prep.h1, "h2": prep.h2})
+    repeated = np.flatnonzero(keys.is_duplicated().to_numpy())
+    if len(repeated):
+        _duplicate_document(prep, int(prep.row[repeated[0]]))
+
+
+def _deep_ranks(
+    prep: _Prepared,
+    depth: int,
+    s: NDArray[np.int64],
+    row: NDArray[np.int64],
+    ranks: NDArray[np.int64],
+) -> NDArray[np.int64]:
+    """Fill in the ranks below the drafting depth of the documents shown.
+
+    A document shown from one list may sit below rank ``depth`` in another,
+    outside the layout: found by its (search, hashes) among those rows.
+    """
+    import numpy as np
+
+    deep = prep.ordinal >= depth
+    if not deep.any():
+        return ranks
+    place = np.empty_like(prep.row)
+    place[prep.row] = np.arange(len(prep.row))
+    wanted = np.flatnonzero((ranks == 0).any(axis=1))
+    at = place[row[wanted]]
+    shown = pl.DataFrame(
+        {"i": wanted, "s": s[wanted], "h1": prep.h1[at], "h2": prep.h2[at]}
+    )
+    tail = pl.DataFrame(
+        {
+            "s": prep.s[deep],
+            "h1": prep.h1[deep],
+            "h2": prep.h2[deep],
+            "r": prep.r[deep],
+            "rank": prep.ordinal[deep] + 1,
+        }
+    )
+    found = shown.join(tail, on=["s", "h1", "h2"])
+    out = ranks.copy()
+    out[found["i"].to_numpy(), found["r"].to_numpy()] = found["rank"].to_numpy()
+    return out
 
 
 def _local_ids(
@@ -710,7 +787,8 @@ def interleave(
         A search without rows for one of the rankers: an error; left out of
         the output; or read as an empty ranking (the other rankers fill the
         list under ``on_exhaustion="fill"``). "skip" and "empty" count such
-        searches in an :class:`~ireval_df.errors.InterleavingWarning`.
+        searches in an :class:`~ireval_df.errors.InterleavingWarning`, and
+        accept a ranker of ``rankers=`` that has no rows at all.
 
     Returns
     -------
@@ -805,7 +883,7 @@ def interleave(
         raise OptionError(msg)
 
     frame = _rankings_frame(rankings)
-    names = _ranker_names(frame, rankers)
+    names = _ranker_names(frame, rankers, allow_absent=missing_ranker != "error")
     if rankers is not None:
         frame = frame.filter(pl.col("ranker").is_in(names))
     _check_ranker_count(names, method)
@@ -819,6 +897,7 @@ def interleave(
     longest = int(prep.count.max()) if prep.count.size else 0
     depth = max(1, longest if method == "probabilistic" else min(k, longest))
     keys = search_keys(prep.ids.to_list(), seed)
+    _check_deep_duplicates(prep, depth)
     stop = on_exhaustion == "stop"
     step = max(1, BLOCK // (n_r * depth + k * (n_r + 2)))
     parts: list[tuple[NDArray[Any], ...]] = []
@@ -844,7 +923,9 @@ def interleave(
                 *(() if prob is None else (prob,)),
             )
         )
-    result = _results_frame(prep, parts, with_prob=method == "probabilistic")
+    result = _results_frame(
+        prep, parts, depth=depth, with_prob=method == "probabilistic"
+    )
     settings = {
         "interleaving_method": method,
         "k": k,
@@ -883,7 +964,11 @@ def _missing_rankers(prep: _Prepared, lacking: NDArray[np.bool_], policy: str) -
 
 
 def _results_frame(
-    prep: _Prepared, parts: list[tuple[NDArray[Any], ...]], *, with_prob: bool
+    prep: _Prepared,
+    parts: list[tuple[NDArray[Any], ...]],
+    *,
+    depth: int,
+    with_prob: bool,
 ) -> pl.DataFrame:
     import numpy as np
 
@@ -900,7 +985,7 @@ def _results_frame(
     position = joined(1, (0,), np.int32)
     row = joined(2, (0,), np.int64)
     team = joined(3, (0,), np.int64)
-    ranks = joined(4, (0, n_r), np.int64)
+    ranks = _deep_ranks(prep, depth, s, row, joined(4, (0, n_r), np.int64))
     columns: dict[str, Any] = {
         "search_id": prep.ids.gather(s),
         "position": pl.Series("position", position, dtype=pl.Int32),

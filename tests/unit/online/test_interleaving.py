@@ -123,6 +123,31 @@ def test_rank_columns_are_each_rankers_rank_with_gaps_closed() -> None:
     assert got == {"x": (1, None), "y": (2, None), "z": (3, 1), "w": (None, 2)}
 
 
+def test_ranks_below_k_are_reported_and_checked() -> None:
+    # only the top k of each list is drafted from, but a shown document's rank
+    # in another list may be deeper, and a repeat deep down is still an error
+    rankings = pl.DataFrame(
+        {
+            "search_id": "s",
+            "ranker": ["A"] * 4 + ["B"],
+            "doc_id": ["a", "b", "c", "x", "x"],
+            "rank": [1, 2, 3, 4, 1],
+        }
+    )
+    for method in ("team_draft", "balanced"):
+        out = interleave(rankings, method=method, k=2)
+        ranks = dict(out.select("doc_id", "rank_A").rows())
+        assert ranks == {"a": 1, "x": 4}
+    deep = pl.concat(
+        [
+            rankings,
+            pl.DataFrame({"search_id": "s", "ranker": "A", "doc_id": "a", "rank": 9}),
+        ]
+    )
+    with pytest.raises(DataError, match="document twice .*doc_id='a'"):
+        interleave(deep, k=2)
+
+
 @pytest.mark.parametrize(
     ("method", "lists", "k", "stop", "prefix"),
     [
