@@ -354,23 +354,21 @@ def _prepare(frame: pl.DataFrame, names: list[str]) -> _Prepared:
         pl.col("doc_id").hash(seed=0).alias("h1"),
         pl.col("doc_id").hash(seed=1).alias("h2"),
     )
-    s = keys.get_column("s").to_numpy()
-    r = keys.get_column("r").to_numpy()
     rank = keys.get_column("rank").to_numpy()
-    low = int(rank.min()) if len(rank) else 0
-    span = int(rank.max()) - low + 1 if len(rank) else 1
+    low = int(rank.min())
+    span = int(rank.max()) - low + 1
     if n_s * n_r * span < 1 << 62:
-        combined = (s * n_r + r) * span + (rank - low)
-        row = pl.Series(combined).arg_sort().to_numpy().astype(np.int64)
+        key = keys.get_column("s").to_numpy() * n_r + keys.get_column("r").to_numpy()
+        key = key * span + (rank - low)
+        row = pl.Series(key).arg_sort().to_numpy().astype(np.int64)
+        key = key[row]
+        same = key[1:] == key[:-1]  # the same (search, ranker, rank) twice
+        del key
     else:
         row = keys.select(pl.arg_sort_by("s", "r", "rank")).to_series().to_numpy()
         row = row.astype(np.int64)
-    s, r, rank = s[row], r[row], rank[row]
-    group = s * n_r + r
-    count = np.bincount(group, minlength=n_s * n_r).astype(np.int64)
-    start = np.cumsum(count) - count
-    ordinal = np.arange(len(group), dtype=np.int64) - start[group]
-    same = (group[1:] == group[:-1]) & (rank[1:] == rank[:-1])
+        ordered = [keys.get_column(c).to_numpy()[row] for c in ("s", "r", "rank")]
+        same = np.logical_and.reduce([c[1:] == c[:-1] for c in ordered])
     if same.any():
         places = np.flatnonzero(same)
         first = frame[row[places[0] : places[0] + 2]]
@@ -381,6 +379,17 @@ def _prepare(frame: pl.DataFrame, names: list[str]) -> _Prepared:
             "  Hint: break the ties first, e.g. rank by score then doc_id."
         )
         raise DataError(msg)
+    del rank, same
+    s = keys.get_column("s").to_numpy()[row]
+    r = keys.get_column("r").to_numpy()[row]
+    h1 = keys.get_column("h1").to_numpy()[row]
+    h2 = keys.get_column("h2").to_numpy()[row]
+    del keys
+    group = s * n_r + r
+    count = np.bincount(group, minlength=n_s * n_r).astype(np.int64)
+    ordinal = np.arange(len(group), dtype=np.int64)
+    ordinal -= (np.cumsum(count) - count)[group]
+    del group
     per_search = count.reshape(n_s, n_r).sum(axis=1)
     search_start = np.concatenate([[0], np.cumsum(per_search)]).astype(np.int64)
     return _Prepared(
@@ -391,8 +400,8 @@ def _prepare(frame: pl.DataFrame, names: list[str]) -> _Prepared:
         s=s,
         r=r,
         ordinal=ordinal,
-        h1=keys.get_column("h1").to_numpy()[row],
-        h2=keys.get_column("h2").to_numpy()[row],
+        h1=h1,
+        h2=h2,
         count=count.reshape(n_s, n_r),
         search_start=search_start,
     )

@@ -121,6 +121,12 @@ def test_rank_columns_are_each_rankers_rank_with_gaps_closed() -> None:
     out = interleave(rankings, k=4)
     got = {d: (a, b) for d, a, b in out.select("doc_id", "rank_A", "rank_B").rows()}
     assert got == {"x": (1, None), "y": (2, None), "z": (3, 1), "w": (None, 2)}
+    # ranks too far apart for one 64-bit sort key take a three-column sort
+    wide = rankings.with_columns(pl.col("rank") * 2**58)
+    assert interleave(wide, k=4).equals(out)
+    repeated = pl.concat([wide, wide.head(1).with_columns(pl.lit("v").alias("doc_id"))])
+    with pytest.raises(DataError, match=r"repeated \(search_id, ranker, rank\)"):
+        interleave(repeated)
 
 
 def test_ranks_below_k_are_reported_and_checked() -> None:
