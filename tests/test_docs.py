@@ -54,6 +54,7 @@ def test_no_machine_paths_in_tracked_text():
         "docs/similarity.md",
         "docs/slices.md",
         "docs/failures.md",
+        "docs/interleaving.md",
     ],
 )
 def test_python_examples_run(page, tmp_path, monkeypatch):

@@ -1634,6 +1634,7 @@ def interleaving_test(
             pl.col("__ireval_unit")
             .filter(pl.col("__ireval_has"))
             .n_unique()
+            .cast(pl.Int64)
             .alias("n_units"),
             pl.col("__ireval_has").sum().cast(pl.Int64).alias("n_searches"),
             (~pl.col("__ireval_has")).sum().cast(pl.Int64).alias("n_no_click"),

@@ -871,7 +871,16 @@ def _outcomes(wins: int, losses: int, ties: int, no_click: int = 0) -> pl.DataFr
 
 def test_sign_test_delta_and_interval() -> None:
     scipy_stats = pytest.importorskip("scipy.stats")
-    row = interleaving_test(_outcomes(30, 18, 7, no_click=5)).row(0, named=True)
+    result = interleaving_test(_outcomes(30, 18, 7, no_click=5))
+    counts = ["n_units", "n_searches", "n_no_click", "wins", "losses", "ties"]
+    stats = ["delta_ab", "ci_low", "ci_high", "p_value", "p_adjusted"]
+    assert result.schema == pl.Schema(
+        {"ranker_a": pl.String, "ranker_b": pl.String, "unit": pl.String}
+        | dict.fromkeys(counts, pl.Int64)
+        | dict.fromkeys(stats, pl.Float64)
+        | {"significant": pl.Boolean}
+    )
+    row = result.row(0, named=True)
     assert (row["wins"], row["losses"], row["ties"], row["n_no_click"]) == (
         30,
         18,
