@@ -50,6 +50,7 @@ from ireval_df.errors import (
     warn,
 )
 from ireval_df.stats.corrections import adjust
+from ireval_df.stats.frames import output as summary_output
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -937,13 +938,13 @@ def interleave(
     )
     settings = {
         "interleaving_method": method,
-        "k": k,
-        "seed": seed,
-        "rankers": names,
-        "on_exhaustion": on_exhaustion,
-        "tau": float(tau),
-        "common_prefix": common_prefix,
-        "missing_ranker": missing_ranker,
+        "interleaving_k": k,
+        "interleaving_seed": seed,
+        "interleaving_rankers": names,
+        "interleaving_on_exhaustion": on_exhaustion,
+        "interleaving_tau": float(tau),
+        "interleaving_common_prefix": common_prefix,
+        "interleaving_missing_ranker": missing_ranker,
     }
     return _provenance.output(result, rankings, settings)
 
@@ -1275,11 +1276,13 @@ def interleaving_outcomes(
         out = _join_searches(out, searches)
     settings = {
         "interleaving_method": chosen,
-        "credit": credit,
-        "sat_tau": float(sat_tau),
-        "rankers": names,
+        "interleaving_credit": credit,
+        "interleaving_sat_tau": float(sat_tau),
+        "interleaving_rankers": names,
     }
-    return _provenance.output(out, results, settings)
+    merged = dict(_provenance.settings_of(results) or {})
+    merged.update(settings)
+    return _provenance.output(out, results, merged)
 
 
 def _match_events(
@@ -1506,7 +1509,7 @@ def interleaving_test(
 
     Returns
     -------
-    Frame of the same kind as ``outcomes``
+    Frame of the same kind as ``outcomes`` (eager for a LazyFrame)
         One row per ranker pair (``ranker_a`` before ``ranker_b`` in the
         rankers' order; the pair reversed has the opposite ``delta_ab``)
         and slice: ``ranker_a, ranker_b, [by...], unit, n_units,
@@ -1720,14 +1723,14 @@ def interleaving_test(
     )
     settings = {
         "test": test,
-        "unit": unit,
+        "interleaving_unit": unit,
         "correction": adjust_with,
         "alpha": alpha,
         "n_resamples": n_resamples,
         "seed": seed,
         "family_size": int(tested.sum()),
     }
-    return _provenance.output(result, outcomes, settings)
+    return summary_output(result, outcomes, settings)
 
 
 def _sign(diff: pl.Expr) -> pl.Expr:
