@@ -587,7 +587,8 @@ def _advance(
         idx = np.arange(n_b)
         while idx.size:
             p = ptr[idx, r]
-            idx, p = idx[p < length[idx, r]], p[p < length[idx, r]]
+            inside = p < length[idx, r]
+            idx, p = idx[inside], p[inside]
             blocked = used[idx, flat[idx, r * depth + p]]
             idx = idx[blocked]
             ptr[idx, r] += 1
@@ -734,9 +735,9 @@ def _probabilistic(
         d = flat_loc[sel, choice, i]
         doc[sel, n[sel]] = d
         team[sel, n[sel]] = choice
-        chosen = rank_weight[sel, :, d] if n_r else np.zeros((len(sel), 0))
+        left = mass[sel]
         prob[sel, n[sel]] = np.where(
-            mass[sel] > 0, chosen / np.where(mass[sel] > 0, mass[sel], 1.0), 0.0
+            left > 0, rank_weight[sel, :, d] / np.where(left > 0, left, 1.0), 0.0
         )
         used[sel, d] = True
         n[sel] += 1
