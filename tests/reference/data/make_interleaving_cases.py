@@ -158,7 +158,7 @@ def main(source: str) -> None:
                 "distributions": distributions,
                 "scores": scores,
             },
-            indent=1,
+            separators=(",", ":"),
         )
         + "\n"
     )
