@@ -19,6 +19,7 @@ __all__ = [
     "DataError",
     "FormatError",
     "IdentificationWarning",
+    "InterleavingWarning",
     "IrevalError",
     "IrevalWarning",
     "LogWarning",
@@ -106,3 +107,7 @@ def warn(message: str, category: type[IrevalWarning] = IrevalWarning) -> None:
 def _inside(frame: FrameType) -> bool:
     name = str(frame.f_globals.get("__name__", ""))
     return name == "ireval_df" or name.startswith("ireval_df.")
+
+
+class InterleavingWarning(IrevalWarning):
+    """Interleaving input that was left out or read another way, counted by problem."""

@@ -56,6 +56,7 @@ def test_no_machine_paths_in_tracked_text():
         "docs/failures.md",
         "docs/online.md",
         "docs/click_models.md",
+        "docs/interleaving.md",
     ],
 )
 def test_python_examples_run(page, tmp_path, monkeypatch):

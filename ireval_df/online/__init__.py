@@ -8,9 +8,17 @@ slice, and :func:`unit_table` gives the per-unit sums behind them.
 :func:`fit_click_model` fits a click model (PBM, cascade, UBM, DCM, SDBN,
 DBN) to a flat click log and returns a :class:`ClickModel` whose
 parameters, predictions and click-derived judgments are frames.
+:func:`interleave` merges rankings for an interleaving experiment,
+:func:`interleaving_outcomes` credits each search's clicks and
+:func:`interleaving_test` tests the preferences.
 """
 
 from ireval_df.online.click_models import MODELS, ClickModel, fit_click_model
+from ireval_df.online.interleaving import (
+    interleave,
+    interleaving_outcomes,
+    interleaving_test,
+)
 from ireval_df.online.log import SearchLog, example_log, read_log
 from ireval_df.online.metrics import metrics
 from ireval_df.online.units import unit_columns, unit_table
@@ -21,6 +29,9 @@ __all__ = [
     "SearchLog",
     "example_log",
     "fit_click_model",
+    "interleave",
+    "interleaving_outcomes",
+    "interleaving_test",
     "metrics",
     "read_log",
     "unit_columns",
