@@ -11,17 +11,28 @@ parameters, predictions and click-derived judgments are frames.
 :func:`interleave` merges rankings for an interleaving experiment,
 :func:`interleaving_outcomes` credits each search's clicks and
 :func:`interleaving_test` tests the preferences.
+
+The registry imports this package to register the online measures, so the
+modules that need numpy (click models, interleaving) are imported on first
+use only: evaluating offline metrics loads no numpy.
 """
 
-from ireval_df.online.click_models import MODELS, ClickModel, fit_click_model
-from ireval_df.online.interleaving import (
-    interleave,
-    interleaving_outcomes,
-    interleaving_test,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ireval_df._utils.lazy import lazy_names
 from ireval_df.online.log import SearchLog, example_log, read_log
 from ireval_df.online.metrics import metrics
 from ireval_df.online.units import unit_columns, unit_table
+
+if TYPE_CHECKING:
+    from ireval_df.online.click_models import MODELS, ClickModel, fit_click_model
+    from ireval_df.online.interleaving import (
+        interleave,
+        interleaving_outcomes,
+        interleaving_test,
+    )
 
 __all__ = [
     "MODELS",
@@ -37,3 +48,14 @@ __all__ = [
     "unit_columns",
     "unit_table",
 ]
+
+_LAZY = {
+    "MODELS": "ireval_df.online.click_models",
+    "ClickModel": "ireval_df.online.click_models",
+    "fit_click_model": "ireval_df.online.click_models",
+    "interleave": "ireval_df.online.interleaving",
+    "interleaving_outcomes": "ireval_df.online.interleaving",
+    "interleaving_test": "ireval_df.online.interleaving",
+}
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
