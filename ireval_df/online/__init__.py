@@ -10,10 +10,13 @@ DBN) to a flat click log and returns a :class:`ClickModel` whose
 parameters, predictions and click-derived judgments are frames.
 :func:`interleave` merges rankings for an interleaving experiment,
 :func:`interleaving_outcomes` credits each search's clicks and
-:func:`interleaving_test` tests the preferences.
+:func:`interleaving_test` tests the preferences. :func:`ab_test`,
+:func:`srm`, :func:`power` and :func:`aa_test` analyse an A/B test per
+randomisation unit (:mod:`.ab`, on :mod:`ireval_df.stats.experiments`),
+with the unit-level specs :func:`mean`, :func:`ratio`, :func:`proportion`.
 
 The registry imports this package to register the online measures, so the
-modules that need numpy (click models, interleaving) are imported on first
+modules that need numpy (click models, interleaving, A/B tests) are imported on first
 use only: evaluating offline metrics loads no numpy.
 """
 
@@ -27,6 +30,15 @@ from ireval_df.online.metrics import metrics
 from ireval_df.online.units import unit_columns, unit_table
 
 if TYPE_CHECKING:
+    from ireval_df.online.ab import (
+        aa_test,
+        ab_test,
+        mean,
+        power,
+        proportion,
+        ratio,
+        srm,
+    )
     from ireval_df.online.click_models import MODELS, ClickModel, fit_click_model
     from ireval_df.online.interleaving import (
         interleave,
@@ -38,18 +50,32 @@ __all__ = [
     "MODELS",
     "ClickModel",
     "SearchLog",
+    "aa_test",
+    "ab_test",
     "example_log",
     "fit_click_model",
     "interleave",
     "interleaving_outcomes",
     "interleaving_test",
+    "mean",
     "metrics",
+    "power",
+    "proportion",
+    "ratio",
     "read_log",
+    "srm",
     "unit_columns",
     "unit_table",
 ]
 
 _LAZY = {
+    "aa_test": "ireval_df.online.ab",
+    "ab_test": "ireval_df.online.ab",
+    "mean": "ireval_df.online.ab",
+    "power": "ireval_df.online.ab",
+    "proportion": "ireval_df.online.ab",
+    "ratio": "ireval_df.online.ab",
+    "srm": "ireval_df.online.ab",
     "MODELS": "ireval_df.online.click_models",
     "ClickModel": "ireval_df.online.click_models",
     "fit_click_model": "ireval_df.online.click_models",
