@@ -218,7 +218,9 @@ def register(sub: Any) -> None:
     power.add_argument(
         "--variant",
         metavar="VARIANT",
-        help="with --log: the arm whose units are the baseline",
+        help="with --log: the arm whose units are the baseline (default: every "
+        "unit pooled, right for a pre-period or A/A log; on an A/B test's log "
+        "pass the control)",
     )
     power.add_argument(
         "--baseline-mean", type=float, metavar="X", help="the metric's baseline mean"
@@ -310,10 +312,10 @@ def _write_or_print(
 
 
 def _p(value: float | None) -> str:
-    """Format a p-value for the terminal: 3 decimals, or scientific below 0.001."""
+    """Format a p-value for the terminal: 4 decimals, or scientific below 0.0001."""
     if value is None or math.isnan(value):
         return ""
-    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+    return f"{value:.4f}" if value >= 0.0001 else f"{value:.1e}"
 
 
 def _percent(value: float | None) -> str:
@@ -532,6 +534,14 @@ def _power(args: argparse.Namespace) -> int:
             msg = "--log needs -m METRIC, the metric to plan for."
             raise OptionError(msg)
         log = _read(args)
+        variants = _variants(log)
+        if args.variant is None and len(variants) > 1:
+            print(
+                f"ireval-df: note: the baseline pools the units of every variant "
+                f"({', '.join(variants)}); on an A/B test's log pass --variant "
+                f"with the control.",
+                file=sys.stderr,
+            )
         frame = ie.online.power(
             log=log, metric=args.metric, variant=args.variant, **options
         )

@@ -128,6 +128,16 @@ def test_metrics_written_equal_the_api(
     assert_frame_equal(pl.read_parquet(target), expected)
 
 
+def test_power_pooling_the_arms_says_so() -> None:
+    argv = ["online", "power", "--log", str(LOG), "-m", "CTR", "--n", "1000"]
+    code, out, err = run(argv)
+    assert code == 0
+    assert "--variant" in err
+    header, row = out.splitlines()
+    values = dict(zip(header.split(), row.split(), strict=True))
+    assert values["n_units"] == "900"
+
+
 # --------------------------------------------------------------------------
 # ab
 
@@ -244,7 +254,7 @@ def test_srm_overall_and_by_slice(log: ie.online.SearchLog, tmp_path: Path) -> N
     header, *rows = out.splitlines()
     assert header.split()[:2] == ["variant", "n_units"]
     assert [r.split()[:2] for r in rows] == [["control", "453"], ["treatment", "447"]]
-    assert rows[0].split()[-2:] == ["0.841", "False"]
+    assert rows[0].split()[-2:] == ["0.8415", "False"]
 
     target = tmp_path / "srm.csv"
     code, _, _ = run(
