@@ -14,7 +14,11 @@ SHAPE OUTDIR``) writes, for one shape, the four tables of a search log as
 * ``units.parquet``: ``unit_id, experiment_id, variant`` and the pre-period
   covariates ``pre_searches, pre_searches_with_results,
   pre_clicked_searches, pre_clicks, pre_sessions, pre_add_to_carts,
-  pre_purchases, pre_revenue`` of every user in the log;
+  pre_purchases, pre_revenue`` of every user in the log, and
+  ``pre_<quantity>`` for every other per-unit quantity an online metric
+  declares (``PRE_EXTRA``: ``pre_click_reciprocal_ranks`` ...
+  ``pre_impressions``, drawn consistently with those totals), so that
+  CUPED runs for every metric, as on ``data/log/``;
 
 and, for the A/B statistics on their own, ``ab_units.parquet``: a unit-level
 frame (one row per unit, already aggregated, as teams whose logs are
@@ -521,7 +525,81 @@ def _log_chunk(
     units = units.select(
         "unit_id", "experiment_id", "variant", *[f"pre_{c}" for c in PRE_COLUMNS]
     )
+    # the other per-unit quantities of the online metrics, from a stream of
+    # their own (so that the columns above keep their values)
+    extra = np.random.default_rng([SEED, len(shape.name), shape.searches, index, 2])
+    units = pl.concat([units, _pre_extra(extra, units)], how="horizontal")
     return {"searches": searches, "results": results, "events": events, "units": units}
+
+
+#: The per-unit quantities of the online metrics that ``PRE_COLUMNS`` lacks
+PRE_EXTRA = (
+    "click_reciprocal_ranks",
+    "paul_scores",
+    "first_click_seconds",
+    "dwell_seconds",
+    "clicks_with_dwell",
+    "sat_clicks",
+    "abandoned_searches",
+    "good_abandoned_searches",
+    "bad_abandoned_searches",
+    "reformulated_searches",
+    "zero_result_searches",
+    "searches_with_add_to_cart",
+    "searches_with_purchase",
+    "queries",
+    "successful_sessions",
+    "clicked_results",
+    "impressions",
+)
+
+
+def _pre_extra(rng: np.random.Generator, units: pl.DataFrame) -> pl.DataFrame:
+    """Draw the other per-unit pre-period sums, consistent with the unit's totals.
+
+    Every online metric's ``pre_<numer>`` and ``pre_<denom>`` (the registry
+    options) is then in ``units``, so CUPED runs for any of them; the draws
+    follow the rates of the log's model (top click at position 1 about half
+    the time, 64% of clicks of 30 s or more, 10% of pages a page 2).
+    """
+
+    def column(name: str) -> np.ndarray:
+        return units[f"pre_{name}"].to_numpy().astype(np.int64)
+
+    searches, with_results = column("searches"), column("searches_with_results")
+    clicked, clicks = column("clicked_searches"), column("clicks")
+    sessions, carts = column("sessions"), column("add_to_carts")
+    purchases = column("purchases")
+    top = rng.binomial(clicked, 0.55)
+    first = rng.binomial(clicks, 0.55)
+    abandoned = np.maximum(with_results - clicked, 0)
+    good = rng.binomial(abandoned, 0.1)
+    values = {
+        "click_reciprocal_ranks": top + 0.35 * (clicked - top),
+        "paul_scores": first + 0.3 * (clicks - first),
+        "first_click_seconds": np.where(
+            clicked > 0, rng.gamma(np.maximum(clicked, 1), 8.0), 0.0
+        ),
+        "dwell_seconds": np.where(
+            clicks > 0, rng.gamma(np.maximum(clicks, 1) * 0.8, 75.0), 0.0
+        ),
+        "clicks_with_dwell": clicks,
+        "sat_clicks": rng.binomial(clicks, 0.64),
+        "abandoned_searches": abandoned,
+        "good_abandoned_searches": good,
+        "bad_abandoned_searches": rng.binomial(abandoned - good, 0.3),
+        "reformulated_searches": rng.binomial(searches, 0.15),
+        "zero_result_searches": searches - with_results,
+        "searches_with_add_to_cart": np.minimum(carts, searches),
+        "searches_with_purchase": np.minimum(purchases, searches),
+        "queries": searches - rng.binomial(searches, 0.1),
+        "successful_sessions": rng.binomial(sessions, 0.5),
+        "clicked_results": clicks,
+        "impressions": 10 * with_results,
+    }
+    return pl.DataFrame(
+        {f"pre_{name}": np.asarray(values[name], np.float64) for name in PRE_EXTRA}
+    )
 
 
 def _pre_period(

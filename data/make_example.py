@@ -1268,6 +1268,172 @@ def log_frames(
     return searches, events
 
 
+#: The pre-period covariates of ``units``: one per per-unit quantity that an
+#: online metric declares (its registry options ``numer`` and ``denom``), with
+#: the metrics' default parameters, plus ``pre_add_to_carts``.
+PRE_COLUMNS = [
+    "pre_searches",
+    "pre_clicked_searches",
+    "pre_searches_with_results",
+    "pre_clicks",
+    "pre_sessions",
+    "pre_add_to_carts",
+    "pre_purchases",
+    "pre_revenue",
+    "pre_click_reciprocal_ranks",
+    "pre_paul_scores",
+    "pre_first_click_seconds",
+    "pre_dwell_seconds",
+    "pre_clicks_with_dwell",
+    "pre_sat_clicks",
+    "pre_abandoned_searches",
+    "pre_good_abandoned_searches",
+    "pre_bad_abandoned_searches",
+    "pre_reformulated_searches",
+    "pre_zero_result_searches",
+    "pre_searches_with_add_to_cart",
+    "pre_searches_with_purchase",
+    "pre_queries",
+    "pre_successful_sessions",
+    "pre_clicked_results",
+    "pre_impressions",
+]
+CAP_SECONDS = 1800.0  # DwellTime and TimeToFirstClick cap
+SAT_SECONDS = 30.0  # SatClickRate and SessionSuccess tau
+REFORMULATION_SECONDS = 300.0  # Reformulation and Good/BadAbandonment window
+PAUL_F = 0.5  # PaulScore f
+
+
+def pre_covariates(searches: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
+    """Sum each online metric's per-unit quantities over a user's pre-period.
+
+    The definitions of ``docs/online.md`` at the metrics' default
+    parameters, on the simulated log (every click has its ``dwell_ms``):
+    a search's outcomes from its events, the session's last click counts as
+    satisfied, a reformulation is the session's next search within 300 s
+    whose normalised query differs but shares a word.
+    """
+    kind = pl.col("event_type")
+    click_rows = (
+        events.filter(kind == "click")
+        .join(searches.select("search", "session"), on="search", how="left")
+        .sort("session", "ts", "event")
+        .with_columns(
+            last=pl.int_range(pl.len()).over("session") == pl.len().over("session") - 1,
+            dwell=pl.col("dwell_ms") / 1000.0,
+        )
+    )
+    per_click = click_rows.group_by("search").agg(
+        n_clicks=pl.len(),
+        top=pl.col("position").min(),
+        first=pl.col("ts").min(),
+        paul=pl.lit(PAUL_F).pow(pl.col("position").cast(pl.Float64) - 1.0).sum(),
+        dwell=pl.col("dwell").clip(0.0, CAP_SECONDS).sum(),
+        with_dwell=pl.col("dwell").is_not_null().sum(),
+        sat=(
+            (pl.col("dwell") >= SAT_SECONDS).fill_null(value=False) | pl.col("last")
+        ).sum(),
+        positions=pl.col("position").n_unique(),
+    )
+    per_commerce = events.group_by("search").agg(
+        n_cart=(kind == "add_to_cart").sum(),
+        n_buy=(kind == "purchase").sum(),
+    )
+    norm = (
+        pl.col("query")
+        .str.normalize("NFKC")
+        .str.to_lowercase()
+        .str.replace_all(r"\s+", " ")
+        .str.strip_chars()
+    )
+    frame = (
+        searches.with_columns(norm=norm)
+        .join(per_click, on="search", how="left")
+        .join(per_commerce, on="search", how="left")
+        .with_columns(
+            pl.col(
+                "n_clicks", "n_cart", "n_buy", "with_dwell", "sat", "positions"
+            ).fill_null(0),
+            pl.col("paul", "dwell").fill_null(0.0),
+        )
+        .sort("session", "ts", "search")
+        .with_columns(
+            next_norm=pl.col("norm").shift(-1).over("session"),
+            next_ts=pl.col("ts").shift(-1).over("session"),
+        )
+    )
+    shown = pl.col("n_results") > 0
+    abandoned = (
+        shown
+        & (pl.col("n_clicks") == 0)
+        & (pl.col("n_cart") == 0)
+        & (pl.col("n_buy") == 0)
+    )
+    shared = (
+        pl.col("norm")
+        .str.split(" ")
+        .list.set_intersection(pl.col("next_norm").str.split(" "))
+        .list.len()
+        > 0
+    )
+    reformulated = (
+        pl.col("next_norm").is_not_null()
+        & ((pl.col("next_ts") - pl.col("ts")) / 1000.0 <= REFORMULATION_SECONDS)
+        & (pl.col("next_norm") != pl.col("norm"))
+        & (pl.col("norm") != "")
+        & (pl.col("next_norm") != "")
+        & shared
+    ).fill_null(value=False)
+    frame = frame.with_columns(abandoned=abandoned, reformulated=reformulated)
+    failed = pl.col("next_ts").is_null() & (~shown | pl.col("abandoned"))
+    sessions = frame.group_by("user_id", "session").agg(
+        success=((pl.col("sat").sum() > 0) | (pl.col("n_buy").sum() > 0))
+        & ~failed.any()
+    )
+    seconds = ((pl.col("first") - pl.col("ts")) / 1000.0).clip(0.0, CAP_SECONDS)
+    per_user = frame.group_by("user_id").agg(
+        pre_searches=pl.len(),
+        pre_clicked_searches=(shown & (pl.col("n_clicks") > 0)).sum(),
+        pre_searches_with_results=shown.sum(),
+        pre_clicks=pl.col("n_clicks").sum(),
+        pre_sessions=pl.col("session").n_unique(),
+        pre_click_reciprocal_ranks=(1.0 / pl.col("top").cast(pl.Float64))
+        .fill_null(0.0)
+        .filter(shown)
+        .sum(),
+        pre_paul_scores=pl.col("paul").filter(shown).sum(),
+        pre_first_click_seconds=seconds.fill_null(0.0).sum(),
+        pre_dwell_seconds=pl.col("dwell").sum(),
+        pre_clicks_with_dwell=pl.col("with_dwell").sum(),
+        pre_sat_clicks=pl.col("sat").sum(),
+        pre_abandoned_searches=pl.col("abandoned").sum(),
+        pre_good_abandoned_searches=(
+            pl.col("abandoned") & pl.col("serp_answer") & ~pl.col("reformulated")
+        ).sum(),
+        pre_bad_abandoned_searches=(pl.col("abandoned") & pl.col("reformulated")).sum(),
+        pre_reformulated_searches=pl.col("reformulated").sum(),
+        pre_zero_result_searches=(~shown).sum(),
+        pre_searches_with_add_to_cart=(pl.col("n_cart") > 0).sum(),
+        pre_searches_with_purchase=(pl.col("n_buy") > 0).sum(),
+        pre_queries=(pl.col("page") == 1).sum(),
+        pre_clicked_results=pl.col("positions").sum(),
+        pre_impressions=pl.col("n_results").sum(),
+    )
+    commerce = events.group_by("user_id").agg(
+        pre_add_to_carts=(kind == "add_to_cart").sum(),
+        pre_purchases=(kind == "purchase").sum(),
+        pre_revenue=pl.col("value").sum(),
+    )
+    success = sessions.group_by("user_id").agg(
+        pre_successful_sessions=pl.col("success").sum()
+    )
+    return (
+        per_user.join(commerce, on="user_id", how="left")
+        .join(success, on="user_id", how="left")
+        .select("user_id", *PRE_COLUMNS)
+    )
+
+
 def make_log(
     queries: pl.DataFrame, qrels: pl.DataFrame, runs: pl.DataFrame, docs: pl.DataFrame
 ) -> dict[str, pl.DataFrame]:
@@ -1346,46 +1512,15 @@ def make_log(
     )
 
     pre_searches, pre_events = log_frames(before, pool)
-    per_search = pre_searches.join(
-        pre_events.group_by("search_id").agg(
-            clicks=(pl.col("event_type") == "click").sum()
-        ),
-        on="search_id",
-        how="left",
-    ).with_columns(pl.col("clicks").fill_null(0))
-    pre = per_search.group_by("user_id").agg(
-        pre_searches=pl.len(),
-        pre_clicked_searches=(pl.col("clicks") > 0).sum(),
-        pre_searches_with_results=(pl.col("n_results") > 0).sum(),
-        pre_clicks=pl.col("clicks").sum(),
-        pre_sessions=pl.col("session_id").n_unique(),
+    units = arms.join(
+        pre_covariates(pre_searches, pre_events), on="user_id", how="left"
     )
-    pre_commerce = pre_events.group_by("user_id").agg(
-        pre_add_to_carts=(pl.col("event_type") == "add_to_cart").sum(),
-        pre_purchases=(pl.col("event_type") == "purchase").sum(),
-        pre_revenue=pl.col("value").sum(),
-    )
-    pre_columns = [
-        "pre_searches",
-        "pre_clicked_searches",
-        "pre_searches_with_results",
-        "pre_clicks",
-        "pre_sessions",
-        "pre_add_to_carts",
-        "pre_purchases",
-        "pre_revenue",
-    ]
-    units = (
-        arms.join(pre, on="user_id", how="left")
-        .join(pre_commerce, on="user_id", how="left")
-        .select(
-            unit_id="user_id",
-            experiment_id=pl.lit(EXPERIMENT),
-            variant="variant",
-            **{c: pl.col(c).cast(pl.Float64).fill_null(0.0) for c in pre_columns},
-        )
-        .sort("unit_id")
-    )
+    units = units.select(
+        unit_id="user_id",
+        experiment_id=pl.lit(EXPERIMENT),
+        variant="variant",
+        **{c: pl.col(c).cast(pl.Float64).fill_null(0.0) for c in PRE_COLUMNS},
+    ).sort("unit_id")
     return {
         "searches": searches_out,
         "results": results.sort("search_id", "position"),

@@ -318,7 +318,8 @@ def ab_test(
 
     Examples
     --------
-    >>> log = ie.online.read_log("data/log")
+    >>> from pathlib import Path
+    >>> log = ie.online.read_log(Path(ie.__file__).parents[1] / "data" / "log")
     >>> result = ie.online.ab_test(log, ["CTR"], control="control", cuped=True)
     >>> result.select("variant", "metric").row(0)
     ('treatment', 'CTR')
@@ -538,7 +539,9 @@ def srm(
 
     Examples
     --------
-    >>> result = ie.online.srm(ie.online.read_log("data/log"))
+    >>> from pathlib import Path
+    >>> log = ie.online.read_log(Path(ie.__file__).parents[1] / "data" / "log")
+    >>> result = ie.online.srm(log)
     >>> result["variant"].to_list(), bool(result["srm_flag"][0])
     (['control', 'treatment'], False)
     """
@@ -764,7 +767,9 @@ def aa_test(
 
     Examples
     --------
-    >>> aa = ie.online.aa_test(ie.online.read_log("data/log"), n_splits=200)
+    >>> from pathlib import Path
+    >>> log = ie.online.read_log(Path(ie.__file__).parents[1] / "data" / "log")
+    >>> aa = ie.online.aa_test(log, n_splits=200)
     >>> row = aa.row(0, named=True)
     >>> row["variant"], row["metric"], row["fpr_ci_low"] <= 0.05 <= row["fpr_ci_high"]
     ('control', 'CTR', True)

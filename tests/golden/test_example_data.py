@@ -7,13 +7,20 @@ to the script that loses one fails here, not silently in the notebook.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 import ireval_df as ie
 from ireval_df.diagnostics.failure_kinds import FAILURES
+from ireval_df.measures import REGISTRY
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 STAGES = [str(DATA / "runs" / "bm25.run"), str(DATA / "runs" / "rerank.run")]
@@ -163,3 +170,69 @@ def test_the_search_log_tells_its_story():
     assert by["navigational", "treatment"] < by["navigational", "control"]
     n = log["units"]["variant"].value_counts().sort("variant")["count"].to_list()
     assert abs(n[0] - n[1]) < 2 * (sum(n) ** 0.5)  # well within chance of 50/50
+
+
+def _generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "make_example", DATA / "make_example.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)  # dataclasses look the module up
+    spec.loader.exec_module(sys.modules[spec.name])
+    module = sys.modules[spec.name]
+    return module
+
+
+def test_the_units_table_has_a_pre_column_for_every_per_unit_quantity():
+    """CUPED works for every online metric of the registry on the bundled log."""
+    quantities = {
+        str(info.options[side])
+        for info in REGISTRY.values()
+        if info.family == "online"
+        for side in ("numer", "denom")
+    }
+    columns = set(_log()["units"].columns)
+    assert {f"pre_{q}" for q in quantities} <= columns
+
+
+def test_the_pre_period_sums_follow_the_metrics_definitions():
+    """The generator's per-unit sums, on the experiment's log, are unit_table's."""
+    log = _log()
+    searches = log["searches"].with_columns(
+        search=pl.col("search_id").rank("dense").cast(pl.Int64),
+        session=pl.col("session_id").rank("dense").cast(pl.Int64),
+        ts=pl.col("ts").dt.epoch("ms"),
+    )
+    events = (
+        log["events"]
+        .join(searches.select("search_id", "search"), on="search_id")
+        .with_columns(
+            event=pl.col("event_id").rank("dense").cast(pl.Int64),
+            ts=pl.col("ts").dt.epoch("ms"),
+        )
+    )
+    sums = _generator().pre_covariates(searches, events)
+    # PositionCTR counts the same quantities one position at a time
+    names = [
+        n
+        for n, info in sorted(REGISTRY.items())
+        if info.family == "online" and info.aggregate == "ratio" and n != "PositionCTR"
+    ]
+    names.append("TimeToFirstClick(stat=mean)")
+    table = ie.online.unit_table(ie.online.read_log(LOG), names).join(
+        sums.rename(lambda c: c.replace("pre_", "sum_")),
+        left_on="unit_id",
+        right_on="user_id",
+    )
+    checked = 0
+    for c in ie.online.unit_columns(names):
+        for column, quantity in (
+            (c.numer, c.numer_quantity),
+            (c.denom, c.denom_quantity),
+        ):
+            gap = (table[column] - table[f"sum_{quantity}"]).abs().max()
+            assert gap < 1e-6, (c.name, quantity, gap)
+            checked += 1
+    assert checked == 2 * len(names)
