@@ -213,7 +213,11 @@ def register(sub: Any) -> None:
     )
     _add_log(power, required=False)
     power.add_argument(
-        "-m", "--metric", metavar="NAME", help="with --log: the metric (one)"
+        "-m",
+        "--metric",
+        action="append",
+        metavar="NAME",
+        help="with --log: the metric (one)",
     )
     power.add_argument(
         "--variant",
@@ -530,8 +534,8 @@ def _power(args: argparse.Namespace) -> int:
                 "baseline: choose one."
             )
             raise OptionError(msg)
-        if args.metric is None:
-            msg = "--log needs -m METRIC, the metric to plan for."
+        if args.metric is None or len(args.metric) > 1:
+            msg = "--log needs one -m METRIC, the metric to plan for."
             raise OptionError(msg)
         log = _read(args)
         variants = _variants(log)
@@ -543,7 +547,7 @@ def _power(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         frame = ie.online.power(
-            log=log, metric=args.metric, variant=args.variant, **options
+            log=log, metric=args.metric[0], variant=args.variant, **options
         )
     _write_or_print(frame, frame, args.output)
     return 0

@@ -339,6 +339,18 @@ def test_power_from_the_log(log: ie.online.SearchLog, tmp_path: Path) -> None:
         ["online", "power", "--baseline-mean", "0.1", "--mde", "0.01", "--n", "9"],
         ["online", "power", "--baseline-mean", "0.1", "-m", "CTR", "--mde", "0.01"],
         ["online", "power", "--log", str(LOG), "--mde", "0.01"],
+        [
+            "online",
+            "power",
+            "--log",
+            str(LOG),
+            "-m",
+            "CTR",
+            "-m",
+            "ClickRR",
+            "--n",
+            "9",
+        ],
         ["online", "power", "--log", str(LOG), "-m", "CTR", "--baseline-mean", "0.1"],
     ],
 )
