@@ -213,7 +213,18 @@ def test_the_log_generator_is_deterministic_and_has_no_bad_input(tmp_path: Path)
     assert (searches["page"] > 1).any()
     assert set(events["event_type"]) == {"click", "add_to_cart", "purchase"}
     assert sorted(units["unit_id"]) == sorted(searches["user_id"].unique())
-    assert {c for c in units.columns if c.startswith("pre_")} <= set(ab_units.columns)
+    base = {f"pre_{c}" for c in ("searches", "clicks", "sessions", "revenue")}
+    assert base <= set(ab_units.columns)
+    # a pre_ column for every per-unit quantity of the online metrics (CUPED)
+    from ireval_df.measures import REGISTRY
+
+    quantities = {
+        str(info.options[side])
+        for info in REGISTRY.values()
+        if info.family == "online"
+        for side in ("numer", "denom")
+    }
+    assert {f"pre_{q}" for q in quantities} <= set(units.columns)
 
 
 def test_the_online_bench_runs_on_the_tiny_log(tmp_path: Path):
