@@ -6,11 +6,13 @@ metric as a ratio of sums over the rows of one grain, built once per call
 (:mod:`.derive`); :func:`metrics` computes them per experiment arm and
 slice, and :func:`unit_table` gives the per-unit sums behind them.
 :func:`fit_click_model` fits a click model (PBM, cascade, UBM, DCM, SDBN,
-DBN) to a flat click log and returns a :class:`ClickModel` whose
+DBN) to a flat click log (or a log: :func:`click_frame`) and returns a :class:`ClickModel` whose
 parameters, predictions and click-derived judgments are frames.
 :func:`interleave` merges rankings for an interleaving experiment,
 :func:`interleaving_outcomes` credits each search's clicks and
 :func:`interleaving_test` tests the preferences.
+:func:`propensities` estimates examination by position and
+:func:`counterfactual` the click metrics of a new ranking from logged clicks.
 
 The registry imports this package to register the online measures, so the
 modules that need numpy (click models, interleaving) are imported on first
@@ -28,6 +30,8 @@ from ireval_df.online.units import unit_columns, unit_table
 
 if TYPE_CHECKING:
     from ireval_df.online.click_models import MODELS, ClickModel, fit_click_model
+    from ireval_df.online.flat import click_frame
+    from ireval_df.online.propensity import counterfactual, propensities
     from ireval_df.online.interleaving import (
         interleave,
         interleaving_outcomes,
@@ -38,12 +42,15 @@ __all__ = [
     "MODELS",
     "ClickModel",
     "SearchLog",
+    "click_frame",
+    "counterfactual",
     "example_log",
     "fit_click_model",
     "interleave",
     "interleaving_outcomes",
     "interleaving_test",
     "metrics",
+    "propensities",
     "read_log",
     "unit_columns",
     "unit_table",
@@ -53,6 +60,9 @@ _LAZY = {
     "MODELS": "ireval_df.online.click_models",
     "ClickModel": "ireval_df.online.click_models",
     "fit_click_model": "ireval_df.online.click_models",
+    "click_frame": "ireval_df.online.flat",
+    "counterfactual": "ireval_df.online.propensity",
+    "propensities": "ireval_df.online.propensity",
     "interleave": "ireval_df.online.interleaving",
     "interleaving_outcomes": "ireval_df.online.interleaving",
     "interleaving_test": "ireval_df.online.interleaving",
