@@ -31,12 +31,12 @@ from ireval_df.online.units import unit_columns, unit_table
 if TYPE_CHECKING:
     from ireval_df.online.click_models import MODELS, ClickModel, fit_click_model
     from ireval_df.online.flat import click_frame
-    from ireval_df.online.propensity import counterfactual, propensities
     from ireval_df.online.interleaving import (
         interleave,
         interleaving_outcomes,
         interleaving_test,
     )
+    from ireval_df.online.propensity import counterfactual, propensities
 
 __all__ = [
     "MODELS",

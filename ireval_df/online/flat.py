@@ -21,7 +21,7 @@ FLAGS = ("randomization", "ranker")
 
 
 def query_key(log: SearchLog) -> str:
-    """The searches column that names a query: ``query_id`` if given, else ``query_norm``."""
+    """Return the searches column naming a query: ``query_id``, else ``query_norm``."""
     return "query_id" if "query_id" in log.searches.columns else "query_norm"
 
 
@@ -46,7 +46,9 @@ def click_frame(log: SearchLog, *, first_page: bool = False) -> pl.DataFrame:
     [('s1', 2), ('s4', 1)]
     """
     if not isinstance(log, SearchLog):
-        msg = f"click_frame takes a SearchLog (from read_log), not {type(log).__name__}."
+        msg = (
+            f"click_frame takes a SearchLog (from read_log), not {type(log).__name__}."
+        )
         raise SchemaError(msg)
     if log.results is None or "doc_id" not in log.results.columns:
         msg = (

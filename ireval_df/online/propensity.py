@@ -10,9 +10,9 @@ each position, relative to position 1, from a click log:
   2016);
 * ``swap``: searches whose first result was swapped with the one at k
   (``"swap<k>"``): theta_k / theta_1 is the click-through rate of the
-  swapped documents at k over that of the same kind of documents at 1, in
-  searches swapped with another position (Joachims, Swaminathan & Schnabel,
-  WSDM 2017);
+  top documents moved to k over that of the top documents left at 1 in
+  control searches (``"swap1"``) (Joachims, Swaminathan & Schnabel, WSDM
+  2017);
 * ``pivot``, ``adjacent_chain``, ``all_pairs``: intervention harvesting
   (Agarwal, Zaitsev, Wang, Li, Najork & Joachims, WSDM 2019): (query,
   document) pairs that different logging rankers showed at two positions
@@ -76,7 +76,7 @@ _W = "__ireval_w"
 
 
 def _flat(data: Any, *, first_page: bool = False) -> pl.DataFrame:
-    """A SearchLog or a flat frame as a checked flat click frame."""
+    """Return a SearchLog or a flat frame as a checked flat click frame."""
     if isinstance(data, SearchLog):
         return click_frame(data, first_page=first_page)
     frame = to_polars(data)
@@ -126,27 +126,24 @@ def _randtop(frame: pl.DataFrame, depth: int, flag: str) -> np.ndarray:
 
 
 def _swap(frame: pl.DataFrame, depth: int, flag: str) -> np.ndarray:
+    """CTR at k of swap<k> searches (the top document moved to k) over CTR at 1 of swap1."""
     theta = np.full(depth, np.nan)
     theta[0] = 1.0
-    at_k = (
-        frame.filter(pl.col("position") == pl.col("__ireval_n"))
+    agg = (
+        frame.filter(
+            (pl.col("position") == pl.col("__ireval_n"))
+            | ((pl.col("__ireval_n") == 1) & (pl.col("position") == 1))
+        )
         .group_by("__ireval_n")
         .agg(c=(pl.col(_W) * pl.col("clicked")).sum(), n=pl.col(_W).sum())
     )
-    first = (
-        frame.filter(pl.col("position") == 1)
-        .group_by("__ireval_n")
-        .agg(c=(pl.col(_W) * pl.col("clicked")).sum(), n=pl.col(_W).sum())
-    )
-    c_all, n_all = float(first["c"].sum()), float(first["n"].sum())
-    for k, c, n in at_k.iter_rows():
-        if k < 2 or k > depth or n <= 0:
-            continue
-        own = first.filter(pl.col("__ireval_n") == k)
-        c1 = c_all - float(own["c"].sum())
-        n1 = n_all - float(own["n"].sum())
-        if n1 > 0 and c1 > 0:
-            theta[k - 1] = (c / n) / (c1 / n1)
+    rates = {k: c / n for k, c, n in agg.iter_rows() if n > 0}
+    control = rates.get(1, 0.0)
+    if control <= 0:
+        return theta
+    for k, rate in rates.items():
+        if 2 <= k <= depth:
+            theta[k - 1] = rate / control
     return theta
 
 
@@ -187,7 +184,8 @@ def _pivot(pairs: pl.DataFrame, depth: int, pivot: int) -> np.ndarray:
     first = rel[0]
     if not np.isfinite(first) or first <= 0:
         return np.full(depth, np.nan)
-    return rel / first
+    out: np.ndarray = rel / first
+    return out
 
 
 def _adjacent_chain(pairs: pl.DataFrame, depth: int) -> np.ndarray:
@@ -257,14 +255,15 @@ def _pbm(frame: pl.DataFrame, depth: int, fit_options: Mapping[str, Any]) -> np.
     for pos, value in exam.iter_rows():
         if pos <= depth:
             theta[pos - 1] = value
-    return theta / theta[0]
+    out: np.ndarray = theta / theta[0]
+    return out
 
 
 # --- propensities ---------------------------------------------------------------------------
 
 
 def _flagged(frame: pl.DataFrame, method: str, column: str) -> pl.DataFrame:
-    """The searches a randomisation experiment flagged, with its n (or k) as __ireval_n."""
+    """Return the searches an experiment flagged, with its n (or k) as __ireval_n."""
     if column not in frame.columns:
         msg = (
             f"method={method!r} needs a {column!r} column on the searches naming "
@@ -274,7 +273,9 @@ def _flagged(frame: pl.DataFrame, method: str, column: str) -> pl.DataFrame:
         )
         raise SchemaError(msg)
     n = pl.col(column).cast(pl.String).str.extract(rf"^{method}(\d+)$").cast(pl.Int64)
-    flagged = frame.with_columns(__ireval_n=n).filter(pl.col("__ireval_n").is_not_null())
+    flagged = frame.with_columns(__ireval_n=n).filter(
+        pl.col("__ireval_n").is_not_null()
+    )
     if flagged.height == 0:
         seen = frame[column].drop_nulls().unique().sort().head(5).to_list()
         msg = (
@@ -315,8 +316,8 @@ def propensities(
         click-through rate by position over searches flagged
         ``"randtop<n>"`` (positions up to n). ``swap``: searches flagged
         ``"swap<k>"`` (first result swapped with the one at k): the CTR at k
-        over the CTR at 1 of searches swapped with another position
-        (``"swap1"``: an unswapped control). ``pivot`` (theta_k / theta_pivot
+        over the CTR at 1 of the control searches, flagged ``"swap1"`` (not
+        swapped, randomised alongside the swaps). ``pivot`` (theta_k / theta_pivot
         from the pairs shown at ``pivot`` and k), ``adjacent_chain`` (the
         product of theta_{k+1} / theta_k), ``all_pairs`` (weighted least
         squares of every pair's log ratio): intervention harvesting.
@@ -369,7 +370,11 @@ def propensities(
     if not 0 < alpha < 1:
         msg = f"alpha={alpha!r} is not between 0 and 1."
         raise OptionError(msg)
-    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, int) or n_bootstrap < 0:
+    if (
+        isinstance(n_bootstrap, bool)
+        or not isinstance(n_bootstrap, int)
+        or n_bootstrap < 0
+    ):
         msg = f"n_bootstrap={n_bootstrap!r} is not a whole number >= 0 (default 200)."
         raise OptionError(msg)
     frame = _flat(data, first_page=method == "pbm")
@@ -390,10 +395,14 @@ def propensities(
     if method in ("randtop", "swap"):
         frame = _flagged(frame, method, randomization)
         rule = _randtop if method == "randtop" else _swap
-        if method == "randtop":
-            depth = min(depth, int(frame["__ireval_n"].max()))  # type: ignore[arg-type]
-        else:
-            depth = min(depth, int(frame["__ireval_n"].max()))  # type: ignore[arg-type]
+        depth = min(depth, int(frame["__ireval_n"].max()))  # type: ignore[arg-type]
+        if method == "swap" and frame.filter(pl.col("__ireval_n") == 1).height == 0:
+            msg = (
+                f"no search has {randomization!r} = 'swap1': method='swap' compares "
+                "the top document moved to k with the top document left at 1 in "
+                "control searches, flagged 'swap1' (randomised alongside the swaps)."
+            )
+            raise DataError(msg)
 
         def estimate(f: pl.DataFrame) -> np.ndarray:
             return rule(f, depth, method)
@@ -442,7 +451,9 @@ def propensities(
             finite = np.isfinite(draws)
             enough = finite.sum(axis=0) >= max(2, draws.shape[0] // 2)
             low = np.where(enough, np.nanquantile(draws, alpha / 2, axis=0), np.nan)
-            high = np.where(enough, np.nanquantile(draws, 1 - alpha / 2, axis=0), np.nan)
+            high = np.where(
+                enough, np.nanquantile(draws, 1 - alpha / 2, axis=0), np.nan
+            )
     counts = used.group_by("position").len()
     n_imp = np.zeros(depth, dtype=np.int64)
     for pos, n in counts.iter_rows():
@@ -478,8 +489,7 @@ def _bootstrap(
     """Estimates on n_bootstrap resamples of the clusters (rows: draws)."""
     if n_bootstrap == 0:
         return np.empty((0, 0))
-    codes = frame[cluster].cast(pl.String).cast(pl.Categorical).to_physical().to_numpy()
-    codes = np.unique(codes, return_inverse=True)[1]
+    codes = frame[cluster].cast(pl.String).rank("dense").cast(pl.Int64).to_numpy() - 1
     n = int(codes.max()) + 1
     rng = np.random.default_rng(seed)
     out = []
@@ -559,7 +569,7 @@ def _propensity_map(props: Any) -> dict[int, float]:
 
 
 def _ranked(run: Any, rank_from: str) -> pl.DataFrame:
-    """The new ranking: query_id, doc_id, rank in evaluate()'s order."""
+    """Return the new ranking: query_id, doc_id, rank in evaluate()'s order."""
     frame = to_polars(run) if not isinstance(run, str) else run
     if (
         rank_from == "rank"
@@ -665,8 +675,9 @@ def counterfactual(
     specs = [_metric(m) for m in names]
     flat = _flat(log)
     props = _propensity_map(propensities)
-    ranked = _ranked(run, rank_from)
-    clicked_positions = set(flat.filter(pl.col("clicked"))["position"].unique().to_list())
+    clicked_positions = set(
+        flat.filter(pl.col("clicked"))["position"].unique().to_list()
+    )
     lacking = sorted(clicked_positions - set(props))
     if lacking:
         msg = (
@@ -682,6 +693,7 @@ def counterfactual(
             "inverse-propensity weight is infinite. Pass clip= (e.g. clip=0.01)."
         )
         raise DataError(msg)
+    ranked = _ranked(run, rank_from)
     table = pl.DataFrame(
         {"position": list(props), "__ireval_p": list(props.values())},
         schema={"position": pl.Int64, "__ireval_p": pl.Float64},
@@ -721,11 +733,15 @@ def counterfactual(
     rows = []
     for name, (kind, depth) in zip(names, specs, strict=True):
         in_top = pl.col("rank").is_not_null() & (pl.col("rank") <= depth)
-        lam = pl.when(in_top).then(
-            pl.lit(1.0)
-            if kind == "ctr"
-            else 1.0 / (pl.col("rank").cast(pl.Float64) + 1.0).log(2)
-        ).otherwise(0.0)
+        lam = (
+            pl.when(in_top)
+            .then(
+                pl.lit(1.0)
+                if kind == "ctr"
+                else 1.0 / (pl.col("rank").cast(pl.Float64) + 1.0).log(2)
+            )
+            .otherwise(0.0)
+        )
         weighted = clicks.with_columns(lam=lam).with_columns(
             y=pl.col("lam") / pl.col("__ireval_pu"),
             y_raw=pl.when(pl.col("__ireval_p") > 0)
@@ -758,7 +774,11 @@ def counterfactual(
             value = float(y.sum() / z.sum())
             resid = y - value * z
             scale = float(z.mean())
-        se = float(resid.std(ddof=1)) / (scale * math.sqrt(len(y))) if len(y) > 1 else math.nan
+        se = (
+            float(resid.std(ddof=1)) / (scale * math.sqrt(len(y)))
+            if len(y) > 1
+            else math.nan
+        )
         rows.append(
             (
                 name,
@@ -793,7 +813,7 @@ def counterfactual(
 def _unseen(
     flat: pl.DataFrame, ranked: pl.DataFrame, searches: pl.DataFrame, k: int
 ) -> tuple[pl.DataFrame, float]:
-    """The new top-k documents never shown for their query, and their share of the slots."""
+    """Return the new top-k documents never shown for their query, and their share."""
     top = ranked.filter(pl.col("rank") <= k)
     seen = flat.select("query_id", "doc_id").unique()
     per_query = searches.group_by("query_id").agg(n_searches=pl.len())
