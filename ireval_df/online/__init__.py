@@ -29,6 +29,7 @@ from ireval_df.online.metrics import metrics
 from ireval_df.online.units import unit_columns, unit_table
 
 if TYPE_CHECKING:
+    from ireval_df.online.agreement import agreement_by_query
     from ireval_df.online.click_models import MODELS, ClickModel, fit_click_model
     from ireval_df.online.flat import click_frame
     from ireval_df.online.interleaving import (
@@ -42,6 +43,7 @@ __all__ = [
     "MODELS",
     "ClickModel",
     "SearchLog",
+    "agreement_by_query",
     "click_frame",
     "counterfactual",
     "example_log",
@@ -60,6 +62,7 @@ _LAZY = {
     "MODELS": "ireval_df.online.click_models",
     "ClickModel": "ireval_df.online.click_models",
     "fit_click_model": "ireval_df.online.click_models",
+    "agreement_by_query": "ireval_df.online.agreement",
     "click_frame": "ireval_df.online.flat",
     "counterfactual": "ireval_df.online.propensity",
     "propensities": "ireval_df.online.propensity",
