@@ -423,3 +423,28 @@ def test_bad_options():
             "CTR@3",
             propensities={1: 1.0},
         )
+
+
+def test_ips_is_unbiased_over_replications():
+    """The mean of 30 IPS estimates is within Z standard errors of the truth; naive is not."""
+    values, naive, truths = [], [], []
+    props = {r: THETA[r - 1] / THETA[0] for r in range(1, 11)}
+    ones = {r: 1.0 for r in range(1, 11)}
+    for seed in range(30):
+        frame, alpha = _production(2_000, seed=100 + seed)
+        run = _logged_run(frame)
+        q = (
+            frame.filter(pl.col("position") == 1)["query_id"]
+            .str.slice(1)
+            .cast(pl.Int64)
+        )
+        truths.append(THETA[0] * alpha[q.to_numpy(), :3].sum(axis=1).mean())
+        values.append(
+            counterfactual(frame, run, "CTR@3", propensities=props)["value"][0]
+        )
+        naive.append(counterfactual(frame, run, "CTR@3", propensities=ones)["value"][0])
+    err = np.array(values) - np.array(truths)
+    se = err.std(ddof=1) / math.sqrt(len(err))
+    assert abs(err.mean()) <= Z * se
+    naive_err = np.array(naive) - np.array(truths)
+    assert naive_err.mean() < -10 * se
