@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ireval_df.report import to_html, to_latex, to_markdown, to_wide
     from ireval_df.stats import (
         age_buckets,
+        agreement,
         compare,
         headroom,
         length_buckets,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Metric",
     "age_buckets",
+    "agreement",
     "compare",
     "diff",
     "disagreement",
@@ -80,6 +82,7 @@ __all__ = [
 #: ``evaluate`` needs neither numpy nor the statistics and report modules.
 _LAZY = {
     "age_buckets": "ireval_df.stats",
+    "agreement": "ireval_df.stats",
     "compare": "ireval_df.stats",
     "headroom": "ireval_df.stats",
     "length_buckets": "ireval_df.stats",

@@ -57,6 +57,7 @@ def test_no_machine_paths_in_tracked_text():
         "docs/online.md",
         "docs/click_models.md",
         "docs/interleaving.md",
+        "docs/propensities.md",
     ],
 )
 def test_python_examples_run(page, tmp_path, monkeypatch):

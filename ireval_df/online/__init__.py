@@ -6,7 +6,7 @@ metric as a ratio of sums over the rows of one grain, built once per call
 (:mod:`.derive`); :func:`metrics` computes them per experiment arm and
 slice, and :func:`unit_table` gives the per-unit sums behind them.
 :func:`fit_click_model` fits a click model (PBM, cascade, UBM, DCM, SDBN,
-DBN) to a flat click log and returns a :class:`ClickModel` whose
+DBN) to a flat click log (or a log: :func:`click_frame`) and returns a :class:`ClickModel` whose
 parameters, predictions and click-derived judgments are frames.
 :func:`interleave` merges rankings for an interleaving experiment,
 :func:`interleaving_outcomes` credits each search's clicks and
@@ -14,6 +14,8 @@ parameters, predictions and click-derived judgments are frames.
 :func:`srm`, :func:`power` and :func:`aa_test` analyse an A/B test per
 randomisation unit (:mod:`.ab`, on :mod:`ireval_df.stats.experiments`),
 with the unit-level specs :func:`mean`, :func:`ratio`, :func:`proportion`.
+:func:`propensities` estimates examination by position and
+:func:`counterfactual` the click metrics of a new ranking from logged clicks.
 
 The registry imports this package to register the online measures, so the
 modules that need numpy (click models, interleaving, A/B tests) are imported on first
@@ -39,12 +41,15 @@ if TYPE_CHECKING:
         ratio,
         srm,
     )
+    from ireval_df.online.agreement import agreement_by_query
     from ireval_df.online.click_models import MODELS, ClickModel, fit_click_model
+    from ireval_df.online.flat import click_frame
     from ireval_df.online.interleaving import (
         interleave,
         interleaving_outcomes,
         interleaving_test,
     )
+    from ireval_df.online.propensity import counterfactual, propensities
 
 __all__ = [
     "MODELS",
@@ -52,6 +57,9 @@ __all__ = [
     "SearchLog",
     "aa_test",
     "ab_test",
+    "agreement_by_query",
+    "click_frame",
+    "counterfactual",
     "example_log",
     "fit_click_model",
     "interleave",
@@ -62,6 +70,7 @@ __all__ = [
     "power",
     "proportion",
     "ratio",
+    "propensities",
     "read_log",
     "srm",
     "unit_columns",
@@ -79,6 +88,10 @@ _LAZY = {
     "MODELS": "ireval_df.online.click_models",
     "ClickModel": "ireval_df.online.click_models",
     "fit_click_model": "ireval_df.online.click_models",
+    "agreement_by_query": "ireval_df.online.agreement",
+    "click_frame": "ireval_df.online.flat",
+    "counterfactual": "ireval_df.online.propensity",
+    "propensities": "ireval_df.online.propensity",
     "interleave": "ireval_df.online.interleaving",
     "interleaving_outcomes": "ireval_df.online.interleaving",
     "interleaving_test": "ireval_df.online.interleaving",

@@ -48,6 +48,8 @@ from ireval_df.errors import (
     SchemaError,
     warn,
 )
+from ireval_df.online.flat import click_frame
+from ireval_df.online.log import SearchLog
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -1136,8 +1138,11 @@ def fit_click_model(
 
     Parameters
     ----------
-    frame : polars.DataFrame, polars.LazyFrame, pandas.DataFrame or pyarrow.Table
-        One row per result shown: ``search_id``, ``query_id``, ``doc_id``
+    frame : SearchLog, polars.DataFrame, polars.LazyFrame, pandas.DataFrame or pyarrow.Table
+        A :class:`~ireval_df.online.log.SearchLog` (turned into a flat
+        frame by :func:`~ireval_df.online.flat.click_frame`, first results
+        pages only, with a warning counting later pages), or one row
+        per result shown: ``search_id``, ``query_id``, ``doc_id``
         (strings or integers), ``position`` (integer, 1 = top) and
         ``clicked`` (boolean, or 0/1). Each search shows positions 1..n once
         each, and all its rows name one query. Row order does not matter.
@@ -1201,6 +1206,8 @@ def fit_click_model(
     if isinstance(min_impressions, bool) or not isinstance(min_impressions, int):
         msg = f"min_impressions={min_impressions!r} is not a whole number (default 10)."
         raise OptionError(msg)
+    if isinstance(frame, SearchLog):
+        frame = click_frame(frame, first_page=True)
     log = _prepare(frame, "click log", clicks=True, ordered=True)
     assert log.clicked is not None
     params, identified = _FITS[name](log, opts)

@@ -22,6 +22,7 @@ from ireval_df._utils.lazy import lazy_names
 
 if TYPE_CHECKING:
     from ireval_df.stats.comparison import compare
+    from ireval_df.stats.divergence import agreement, tau_ap
     from ireval_df.stats.experiments import (
         aa_units,
         ab_test_units,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "aa_units",
     "ab_test_units",
+    "agreement",
     "age_buckets",
     "compare",
     "headroom",
@@ -56,12 +58,14 @@ __all__ = [
     "srm",
     "srm_counts",
     "summarize",
+    "tau_ap",
     "tukey_hsd",
 ]
 
 _MODULES = {
     "aa_units": "ireval_df.stats.experiments",
     "ab_test_units": "ireval_df.stats.experiments",
+    "agreement": "ireval_df.stats.divergence",
     "age_buckets": "ireval_df.stats.slices",
     "compare": "ireval_df.stats.comparison",
     "headroom": "ireval_df.stats.headroom",
@@ -74,6 +78,7 @@ _MODULES = {
     "srm": "ireval_df.stats.experiments",
     "srm_counts": "ireval_df.stats.experiments",
     "summarize": "ireval_df.stats.summary",
+    "tau_ap": "ireval_df.stats.divergence",
     "tukey_hsd": "ireval_df.stats.tukey",
 }
 

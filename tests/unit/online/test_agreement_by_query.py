@@ -1,0 +1,56 @@
+"""Per-query offline-online agreement on the bundled log and qrels."""
+
+from __future__ import annotations
+
+import warnings
+
+import polars as pl
+import pytest
+
+import ireval_df as ie
+from ireval_df.online import agreement_by_query, read_log
+
+
+def test_per_query_agreement_on_the_bundled_log():
+    log = read_log("data/log")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        summary, per_query = agreement_by_query(log, "data/qrels.txt", by="query_class")
+    assert summary.columns == ["query_class", "n_queries", "spearman", "kendall_tau"]
+    assert set(summary["query_class"]) == {
+        "informational",
+        "navigational",
+        "transactional",
+    }
+    assert (
+        summary["n_queries"].sum()
+        == per_query.filter(pl.col("online").is_not_null()).height
+    )
+    assert (summary["spearman"].abs() <= 1).all()
+    # the offline value of one query by hand: mean nDCG@10 of its shown lists
+    q = per_query.row(0, named=True)
+    searches = log.searches.filter(pl.col("query_id") == q["query_id"])["search_id"]
+    shown = log.results.filter(pl.col("search_id").is_in(searches.implode()))
+    qrels = ie.read_qrels("data/qrels.txt").filter(pl.col("query_id") == q["query_id"])
+    values = []
+    for sid in searches:
+        run = shown.filter(pl.col("search_id") == sid).select(
+            query_id=pl.lit(q["query_id"]), doc_id="doc_id", score=-pl.col("position")
+        )
+        if run.height:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                values.append(ie.evaluate(run, qrels, "nDCG@10")["value"][0])
+    assert q["offline"] == pytest.approx(sum(values) / len(values))
+    assert q["n_searches"] == len(values)
+
+
+def test_without_classes():
+    log = read_log("data/log")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        summary, _ = agreement_by_query(
+            log, "data/qrels.txt", "P@5", "CTR", min_searches=5
+        )
+    assert summary.height == 1
+    assert summary["n_queries"][0] > 10
