@@ -49,6 +49,7 @@ from ireval_df.errors import (
     SchemaError,
     warn,
 )
+from ireval_df.online.log import SearchLog
 from ireval_df.stats.corrections import adjust
 from ireval_df.stats.frames import output as summary_output
 
@@ -1087,9 +1088,49 @@ def _credited_events(
     return events.filter(placed), unplaced
 
 
+def _from_log(
+    log: SearchLog, clicks: Any, searches: Any
+) -> tuple[pl.DataFrame, Any, Any]:
+    """Return a log's interleaved results, its events and its searches' attributes."""
+    if log.results is None:
+        msg = (
+            "the search log has no results table; interleaving outcomes need the "
+            "interleaved lists (search_id, position, doc_id, team, rank_<ranker>).\n"
+            "  Hint: log the output of interleave() as the log's results."
+        )
+        raise SchemaError(msg)
+    results = log.results
+    marks = ["team"] if "team" in results.columns else []
+    marks = marks or [c for c in results.columns if c.startswith("rank_")]
+    if marks:  # the searches that were interleaved (an A/B arm's rows lack these)
+        interleaved = (
+            results.group_by("search_id")
+            .agg(pl.any_horizontal(pl.col(marks).is_not_null()).any().alias("__i"))
+            .filter(pl.col("__i"))
+            .get_column("search_id")
+        )
+        results = results.filter(pl.col("search_id").is_in(interleaved.implode()))
+    if clicks is None:
+        if log.events is None:
+            msg = (
+                "the search log has no events table, so no clicks to credit.\n"
+                "  Hint: pass clicks= (search_id, position or doc_id)."
+            )
+            raise SchemaError(msg)
+        clicks = log.events.filter(  # the events of the interleaved searches
+            pl.col("search_id").is_in(log.searches.get_column("search_id").implode())
+            & pl.col("search_id").is_in(results.get_column("search_id").implode())
+        )
+    if searches is None:
+        searches = log.searches.filter(
+            pl.col("search_id").is_in(results.get_column("search_id").implode())
+        )
+    return results, clicks, searches
+
+
 def interleaving_outcomes(
     results: Any,
-    clicks: Any,
+    clicks: Any = None,
     *,
     method: Method | None = None,
     credit: Credit = "click",
@@ -1102,15 +1143,21 @@ def interleaving_outcomes(
 
     Parameters
     ----------
-    results : polars or pandas DataFrame
+    results : polars or pandas DataFrame, or SearchLog
         What :func:`interleave` returns: ``search_id, position, doc_id,
         team, rank_<ranker>...`` (and ``p_<ranker>`` for probabilistic).
-    clicks : polars or pandas DataFrame
+        Or a :class:`~ireval_df.online.SearchLog` whose ``results`` carry
+        those columns: its searches with a ``team`` (else a
+        ``rank_<ranker>``) value are the interleaved ones, ``clicks``
+        defaults to its ``events`` and ``searches`` to its ``searches``
+        (``user_id``, ``query_class`` and the other slice columns come
+        along for :func:`interleaving_test`).
+    clicks : polars or pandas DataFrame, optional
         One row per event: ``search_id`` and ``position`` (or ``doc_id``,
         matched to the document's position in the search's results);
         optional ``event_type`` (only ``"click"`` rows count as clicks, or
         ``"add_to_cart"`` for that credit; without the column every row is
-        a click) and ``dwell_ms``.
+        a click) and ``dwell_ms``. Required unless ``results`` is a log.
     method : {"team_draft", "balanced", "probabilistic", "team_draft_multileave"}, optional
         Default: the method :func:`interleave` recorded for ``results``;
         else read from its columns: ``p_<ranker>`` columns mean
@@ -1197,6 +1244,14 @@ def interleaving_outcomes(
     if isinstance(sat_tau, bool) or not isinstance(sat_tau, int | float):
         msg = f"sat_tau must be a number of seconds, found {sat_tau!r}."
         raise OptionError(msg)
+    if isinstance(results, SearchLog):
+        results, clicks, searches = _from_log(results, clicks, searches)
+    elif clicks is None:
+        msg = (
+            "interleaving_outcomes needs clicks (one row per event: search_id, "
+            "position or doc_id) unless results is a SearchLog."
+        )
+        raise SchemaError(msg)
     hint = "pass the frame interleave() returned (or the search log's results)."
     frame = _as_frame(results, "results", hint)
     _require(frame, "results", ["search_id", "position"], hint)
