@@ -958,9 +958,14 @@ def log_queries(rng: np.random.Generator, queries: pl.DataFrame) -> list[LogQuer
     return out
 
 
-def log_users(rng: np.random.Generator) -> list[LogUser]:
-    n = N_USERS
-    ids = [f"u{i:04d}" for i in range(1, n + 1)]
+def log_users(
+    rng: np.random.Generator,
+    n: int = N_USERS,
+    first: int = 1,
+    variant: str | None = None,
+) -> list[LogUser]:
+    """Users ``u<first>`` on; each in ``variant``, else in the arm ``assign`` picks."""
+    ids = [f"u{i:04d}" for i in range(first, first + n)]
     language = rng.choice(len(USER_LANGUAGES), size=n, p=USER_LANGUAGE_P)
     device = rng.choice(len(DEVICES), size=n, p=DEVICE_P)
     activity = rng.gamma(ACTIVITY_SHAPE, ACTIVITY_SCALE, size=n)
@@ -970,7 +975,7 @@ def log_users(rng: np.random.Generator) -> list[LogUser]:
     return [
         LogUser(
             user_id=ids[i],
-            variant=assign(ids[i]),
+            variant=assign(ids[i]) if variant is None else variant,
             language=USER_LANGUAGES[int(language[i])],
             device=DEVICES[int(device[i])],
             activity=float(activity[i]),
@@ -1089,6 +1094,14 @@ class LogSimulator:
         self.last = t
         return len(self.searches) - 1
 
+    def ranking(self, visit: Visit, index: int, q: LogQuery) -> list[tuple[str, int]]:
+        """The documents (and grades) search ``index`` shows, pages 1 and 2."""
+        return self.rankings[(visit.ranker, q.query_id)]
+
+    def page2_p(self, visit: Visit) -> float:
+        """How often a user who saw all of page 1 goes on to page 2."""
+        return PAGE2_P[visit.device]
+
     def surface(self, text: str) -> str:
         """The query as typed: now and then capitalised or with an extra space."""
         if self.rng.random() < CAPITALISED_P:
@@ -1110,7 +1123,7 @@ class LogSimulator:
             if q.answer and rng.random() < ANSWER_P:
                 return t + self.ms(ANSWER_READ)  # answered on the page
             t, outcome = self.cascade(visit, index, t, q, 1)
-            if outcome == "exhausted" and rng.random() < PAGE2_P[visit.device]:
+            if outcome == "exhausted" and rng.random() < self.page2_p(visit):
                 t += self.ms(PAGE2_GAP)
                 index = self.search(visit, t, text, q, 2, PAGE_SIZE)
                 t, outcome = self.cascade(visit, index, t, q, 2)
@@ -1128,7 +1141,7 @@ class LogSimulator:
         """Examine one page top-down; the time after it and how it ended."""
         rng = self.rng
         user = visit.user
-        ranking = self.rankings[(visit.ranker, q.query_id)]
+        ranking = self.ranking(visit, index, q)
         t += self.ms(FIRST_LOOK)
         first = (page - 1) * PAGE_SIZE
         for position in range(first + 1, first + PAGE_SIZE + 1):
@@ -1529,6 +1542,215 @@ def make_log(
     }
 
 
+# ---------------------------------------------------------------------------
+# A second simulated log, in ``log_interleaving/``: an interleaving experiment
+# of the same two runs, with a randomised top 3 on a share of its searches.
+# Its own users, random streams and ids, so ``log/`` stays byte-identical.
+# ``data/README.md`` (section "The interleaving log") documents it.
+
+INTERLEAVING_DIR = "log_interleaving"
+INTERLEAVING_EXPERIMENT = "interleaving-2024"
+INTERLEAVING_VARIANT = "interleaved"
+INTERLEAVED = ("bm25", "hybrid")  # the rankers, team draft, k = PAGE_SIZE
+INTERLEAVING_SEED = 0  # interleave(..., seed=)
+N_INTERLEAVING_USERS = 600  # u0901 ... u1500, none of them in ranker-2024
+RANDTOP_N = 3  # randomization "randtop3": the top 3 shown in random order
+RANDTOP_SHARE = 0.25  # of the searches with results
+
+
+class InterleavedSimulator(LogSimulator):
+    """Every search shows the team-draft interleaving of ``INTERLEAVED``.
+
+    Search ``i`` (in the order searches are made) has the id
+    ``i<i + 1, 5 digits>``, known when it is made, so its list is
+    ``interleave`` of the two runs' top 20 for that id; a share of the
+    searches shows the list's top 3 shuffled. One page only: the
+    interleaved list has 10 documents.
+    """
+
+    def __init__(
+        self,
+        rng: np.random.Generator,
+        queries: list[LogQuery],
+        popularity: np.ndarray,
+        rankings: dict[tuple[str, str], list[tuple[str, int]]],
+    ) -> None:
+        super().__init__(rng, queries, popularity, rankings)
+        # search index -> [(doc_id, grade, team, rank_bm25, rank_hybrid)], flag
+        self.shown: dict[int, list[tuple[Any, ...]]] = {}
+        self.flags: dict[int, str | None] = {}
+
+    def search(
+        self, visit: Visit, t: int, text: str, q: LogQuery, page: int, n_results: int
+    ) -> int:
+        index = super().search(visit, t, text, q, page, n_results)
+        if n_results == 0:
+            self.flags[index] = None
+            return index
+        from ireval_df.online import interleave
+
+        grades: dict[str, int] = {}
+        rows = []
+        for ranker in INTERLEAVED:
+            for rank, (doc, grade) in enumerate(self.rankings[(ranker, q.query_id)]):
+                grades[doc] = grade
+                rows.append((search_id(index), ranker, doc, rank + 1))
+        frame = pl.DataFrame(
+            rows,
+            schema={
+                "search_id": pl.String,
+                "ranker": pl.String,
+                "doc_id": pl.String,
+                "rank": pl.Int64,
+            },
+            orient="row",
+        )
+        merged = interleave(
+            frame, method="team_draft", k=PAGE_SIZE, seed=INTERLEAVING_SEED
+        ).sort("position")
+        shown = [
+            (doc, grades[doc], team, *ranks)
+            for doc, team, *ranks in merged.select(
+                "doc_id", "team", *(f"rank_{r}" for r in INTERLEAVED)
+            ).iter_rows()
+        ]
+        flag = None
+        if self.rng.random() < RANDTOP_SHARE:
+            flag = f"randtop{RANDTOP_N}"
+            order = self.rng.permutation(RANDTOP_N).tolist()
+            shown = [shown[i] for i in order] + shown[RANDTOP_N:]
+        self.shown[index] = shown
+        self.flags[index] = flag
+        return index
+
+    def ranking(self, visit: Visit, index: int, q: LogQuery) -> list[tuple[str, int]]:
+        return [(doc, grade) for doc, grade, *_ in self.shown[index]]
+
+    def page2_p(self, visit: Visit) -> float:
+        return 0.0
+
+
+def search_id(index: int) -> str:
+    """The id of the interleaving log's search number ``index`` (from 0)."""
+    return f"i{index + 1:05d}"
+
+
+def make_interleaving_log(
+    queries: pl.DataFrame, qrels: pl.DataFrame, runs: pl.DataFrame, docs: pl.DataFrame
+) -> dict[str, pl.DataFrame]:
+    """The tables of ``data/log_interleaving/``: searches, results and events."""
+    setup = np.random.default_rng([LOG_SEED, 0])
+    pool = log_queries(setup, queries)  # the same queries and popularity as log/
+    popularity = np.exp(POPULARITY_SIGMA * setup.normal(size=len(pool))) * np.array(
+        [NAVIGATIONAL_WEIGHT if q.query_class == "navigational" else 1.0 for q in pool]
+    )
+    users = log_users(
+        np.random.default_rng([LOG_SEED, 3]),
+        N_INTERLEAVING_USERS,
+        first=N_USERS + 1,
+        variant=INTERLEAVING_VARIANT,
+    )
+    rankings = log_rankings(qrels, runs)
+    sim = InterleavedSimulator(
+        np.random.default_rng([LOG_SEED, 4]), pool, popularity, rankings
+    )
+    for user in users:
+        n = 1 + int(sim.rng.poisson(user.activity))
+        sim.user(user, PERIOD_START, n, INTERLEAVING_VARIANT)
+
+    classes = pl.DataFrame(
+        {
+            "query_id": [q.query_id for q in pool],
+            "query_class": [q.query_class for q in pool],
+            "language": [q.language for q in pool],
+        }
+    )
+    searches = (
+        pl.DataFrame(sim.searches, schema=SEARCH_COLUMNS, orient="row")
+        .with_row_index("search")
+        .with_columns(
+            search_id=pl.concat_str(
+                pl.lit("i"), (pl.col("search") + 1).cast(pl.String).str.zfill(5)
+            ),
+            randomization=pl.Series(
+                [sim.flags[i] for i in range(len(sim.searches))], dtype=pl.String
+            ),
+        )
+    )
+    sessions = (
+        searches.group_by("session")
+        .agg(pl.col("ts", "search").min())
+        .sort("ts", "search")
+        .select("session", session_id=ids("is", 4))
+    )
+    searches = searches.join(sessions, on="session").join(classes, on="query_id")
+    events = (
+        pl.DataFrame(sim.events, schema=EVENT_COLUMNS, orient="row")
+        .with_row_index("event")
+        .sort("ts", "event")
+        .with_columns(event_id=ids("ie", 5))
+        .join(searches.select("search", "search_id"), on="search")
+    )
+    results = pl.DataFrame(
+        [
+            (search_id(index), position, *row)
+            for index, shown in sorted(sim.shown.items())
+            for position, row in enumerate(shown, start=1)
+        ],
+        schema={
+            "search_id": pl.String,
+            "position": pl.Int32,
+            "doc_id": pl.String,
+            "grade": pl.Int64,
+            "team": pl.String,
+            **{f"rank_{r}": pl.UInt32 for r in INTERLEAVED},
+        },
+        orient="row",
+    ).drop("grade")
+    results = results.join(
+        docs.select(
+            "doc_id",
+            "source_type",
+            pl.col("published_at").dt.replace_time_zone("UTC"),
+        ),
+        on="doc_id",
+        how="left",
+    )
+    searches_out = searches.sort("search_id").select(
+        "search_id",
+        "session_id",
+        "user_id",
+        experiment_id=pl.lit(INTERLEAVING_EXPERIMENT),
+        variant="ranker",
+        ts=utc(pl.col("ts")),
+        query="query",
+        query_id="query_id",
+        query_class="query_class",
+        language="language",
+        device="device",
+        page="page",
+        n_results="n_results",
+        serp_answer="serp_answer",
+        randomization="randomization",
+    )
+    events_out = events.sort("event_id").select(
+        "event_id",
+        "search_id",
+        "user_id",
+        ts=utc(pl.col("ts")),
+        event_type="event_type",
+        position="position",
+        doc_id="doc_id",
+        value="value",
+        dwell_ms="dwell_ms",
+    )
+    return {
+        "searches": searches_out,
+        "results": results.sort("search_id", "position"),
+        "events": events_out,
+    }
+
+
 def fmt(x: float) -> str:
     """Shortest text that reads back as exactly ``x`` (which float32 holds)."""
     if float(np.float32(x)) != x:
@@ -1607,6 +1829,10 @@ def main() -> None:
     (HERE / LOG_DIR).mkdir(exist_ok=True)
     for name, frame in log.items():
         write_parquet(frame, HERE / LOG_DIR / f"{name}.parquet")
+    interleaved = make_interleaving_log(queries, qrels, runs, docs)
+    (HERE / INTERLEAVING_DIR).mkdir(exist_ok=True)
+    for name, frame in interleaved.items():
+        write_parquet(frame, HERE / INTERLEAVING_DIR / f"{name}.parquet")
 
 
 if __name__ == "__main__":

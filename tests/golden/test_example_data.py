@@ -236,3 +236,73 @@ def test_the_pre_period_sums_follow_the_metrics_definitions():
             assert gap < 1e-6, (c.name, quantity, gap)
             checked += 1
     assert checked == 2 * len(names)
+
+
+INTERLEAVING = DATA / "log_interleaving"
+
+
+def test_the_interleaving_log_shows_team_draft_lists():
+    """Every list is interleave(bm25, hybrid) for its search; randtop3 shuffles the top 3."""
+    log = ie.online.read_log(INTERLEAVING)
+    assert log.issues == ()
+    searches, results = log.searches, log.results
+    assert results is not None
+    assert set(searches["experiment_id"]) == {"interleaving-2024"}
+    assert set(searches["user_id"]).isdisjoint(set(_log()["searches"]["user_id"]))
+    shown = searches.filter(pl.col("n_results") > 0)
+    runs = pl.read_parquet(DATA / "runs.parquet").filter(
+        pl.col("run_id").is_in(["bm25", "hybrid"]) & (pl.col("rank") <= 20)
+    )
+    rankings = shown.select("search_id", "query_id").join(
+        runs.select("query_id", ranker="run_id", doc_id="doc_id", rank="rank"),
+        on="query_id",
+    )
+    merged = ie.online.interleave(
+        rankings.drop("query_id"), method="team_draft", k=10, seed=0
+    )
+    columns = ["search_id", "position", "doc_id", "team", "rank_bm25", "rank_hybrid"]
+    flag = shown.select("search_id", "randomization")
+    expected = merged.join(flag, on="search_id").sort("search_id", "position")
+    got = results.join(flag, on="search_id").sort("search_id", "position")
+    plain = pl.col("randomization").is_null()
+    assert (
+        got.filter(plain).select(columns).equals(expected.filter(plain).select(columns))
+    )
+    # randtop3: the same documents, the top 3 in some order, the rest in place
+    shuffled = ~plain
+    below = pl.col("position") > 3
+    assert (
+        got.filter(shuffled & below)
+        .select(columns)
+        .equals(expected.filter(shuffled & below).select(columns))
+    )
+    tops = [
+        frame.filter(shuffled & ~below)
+        .sort("search_id", "doc_id")
+        .select("search_id", "doc_id", "team")
+        for frame in (got, expected)
+    ]
+    assert tops[0].equals(tops[1])
+    moved = got.filter(shuffled & ~below).join(
+        expected.select("search_id", "position", e_doc="doc_id"),
+        on=["search_id", "position"],
+    )
+    assert (moved["doc_id"] != moved["e_doc"]).any()
+
+
+def test_the_interleaving_log_tells_its_story():
+    """hybrid wins the interleaving overall and on informational queries; bm25 on navigational."""
+    log = ie.online.read_log(INTERLEAVING)
+    outcomes = ie.online.interleaving_outcomes(log)
+    test = ie.online.interleaving_test(outcomes, unit="user_id", by="query_class")
+    delta = dict(zip(test["query_class"], test["delta_ab"], strict=True))
+    # delta_ab > 0: ranker_a (bm25) preferred
+    assert delta["informational"] < 0
+    assert delta["navigational"] > 0
+    overall = ie.online.interleaving_test(outcomes, unit="user_id")
+    assert overall["delta_ab"].item() < 0
+    assert overall["significant"].item()
+    props = ie.online.propensities(log, method="randtop", k=3)
+    values = props.sort("position")["propensity"].to_list()
+    assert values[0] == 1.0
+    assert values[0] > values[1] > values[2] > 0
