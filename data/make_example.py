@@ -2,7 +2,8 @@
 
 Run ``python data/make_example.py``: it rewrites every file in ``data/``
 (next to this script) byte-identically on every run. Only numpy and polars
-are needed. ``data/README.md`` describes the files and their edge cases.
+are needed (and ``ireval_df`` for the interleaving log). ``data/README.md``
+describes the files and their edge cases.
 
 The data is synthetic. A query has a class, a language and a source; a
 document has a latent grade; each system scores documents with a skill that
@@ -44,6 +45,13 @@ pages of 10 results top-down in a cascade whose click and satisfaction
 chances come from the qrels' grades, dwell, reformulate, go to page 2, add
 to the cart and buy; ``units`` holds each user's behaviour in the two weeks
 before the experiment, under ``bm25``, for CUPED.
+
+And a second log in ``log_interleaving/``: an interleaving experiment,
+``interleaving-2024``, of the same two runs for 600 other users, each list
+``ireval_df.online.interleave`` (team draft, k = 10) of ``bm25`` and
+``hybrid`` (so this part needs ``ireval_df``), clicked by the same cascade;
+a quarter of its searches show the top 3 in random order
+(``randomization = "randtop3"``).
 """
 
 from __future__ import annotations
