@@ -306,3 +306,19 @@ def test_the_interleaving_log_tells_its_story():
     values = props.sort("position")["propensity"].to_list()
     assert values[0] == 1.0
     assert values[0] > values[1] > values[2] > 0
+
+
+def test_both_logs_together_give_the_interleaving_outcomes_alone():
+    """Stacked with the A/B log, the A/B searches (no team) are left out."""
+    tables = ("searches", "results", "events")
+    both = {
+        name: pl.concat(
+            [pl.read_parquet(d / f"{name}.parquet") for d in (LOG, INTERLEAVING)],
+            how="diagonal_relaxed",
+        )
+        for name in tables
+    }
+    stacked = ie.online.interleaving_outcomes(ie.online.read_log(**both))
+    alone = ie.online.interleaving_outcomes(ie.online.read_log(INTERLEAVING))
+    keep = ["search_id", "credit_bm25", "credit_hybrid", "n_clicks", "winner"]
+    assert stacked.select(keep).equals(alone.select(keep))
