@@ -941,9 +941,8 @@ def _join_runs(frame: pl.DataFrame, keyed: pl.DataFrame, on: str) -> pl.DataFram
 
     A log's results and events come grouped by search: each run of equal
     ids is looked up once and the match spread over the run by a gather.
-    The lookup joins 64-bit hashes of the ids to row numbers rather than
-    the text, then checks every match's text (a collision falls back to
-    the text join).
+    The lookup is a binary search among the sorted 64-bit hashes of the
+    ids (distinct, else the text join), then a check of every match's text.
     """
     run = frame[on].rle_id()
     starts = (run != run.shift(1)).fill_null(value=True)
@@ -951,19 +950,15 @@ def _join_runs(frame: pl.DataFrame, keyed: pl.DataFrame, on: str) -> pl.DataFram
     heads = frame[on].filter(starts) if runs else frame[on]
     others = [c for c in keyed.columns if c != on]
     hashed = keyed[on].hash(19)
+    order = hashed.arg_sort()
+    ranked = hashed.gather(order)
+    n = ranked.len()
     rows = None
-    if hashed.n_unique() == keyed.height:
-        right = hashed.alias("__ireval_h").to_frame().with_row_index("__ireval_row")
-        rows = (
-            heads.hash(19)
-            .alias("__ireval_h")
-            .to_frame()
-            .join(right, on="__ireval_h", how="left", maintain_order="left")[
-                "__ireval_row"
-            ]
-        )
-        if (rows.is_not_null() & keyed[on].gather(rows).ne_missing(heads)).any():
-            rows = None  # two ids share a hash
+    if n and (n == 1 or (ranked.slice(1) > ranked.slice(0, n - 1)).all()):
+        at = ranked.search_sorted(heads.hash(19)).clip(upper_bound=n - 1)
+        candidate = order.gather(at)
+        same = keyed[on].gather(candidate).eq_missing(heads)
+        rows = pl.select(pl.when(same).then(candidate)).to_series()
     if rows is None:
         found = heads.to_frame().join(keyed, on=on, how="left", maintain_order="left")
         columns = [found[c] for c in others]
