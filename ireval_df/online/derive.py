@@ -305,14 +305,19 @@ ONE = pl.col(GROUP).is_not_null().cast(pl.Int64)
 
 
 def _group_key(frame: pl.DataFrame, columns: Sequence[str]) -> pl.Series:
-    """One UInt64 per distinct combination of ``columns``: a hash, checked exact."""
+    """One UInt64 per distinct combination of ``columns``, dense from 0.
+
+    Found by a hash, checked exact (else by a dense rank); small codes let
+    a pass by position group on one packed key (see :func:`group_sums`).
+    """
     combined = pl.struct([pl.col(c) for c in columns])
     out, distinct = frame.select(
         combined.hash(3).alias("h"), combined.n_unique().alias("n")
     ).pipe(lambda f: (f["h"], f["n"][0]))
-    if out.n_unique() == distinct:
-        return out
-    return frame.select(combined.rank("dense").cast(pl.UInt64).alias("h"))["h"]
+    hashes = out.unique().sort()
+    if hashes.len() == distinct:
+        return hashes.search_sorted(out).cast(pl.UInt64)
+    return frame.select((combined.rank("dense") - 1).cast(pl.UInt64).alias("h"))["h"]
 
 
 def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Derived:
@@ -382,10 +387,19 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
             .collect()
             .to_series()
         )
+        assert log.results is not None  # noqa: S101 - results exist
+        assert log.index.result_search is not None  # noqa: S101
+        flags = _clicked_slots(
+            slot_key(pl.lit(log.index.result_search), pl.lit(log.results["position"])),
+            clicked,
+            log.results.height,
+        )
         frames["result"] = results.with_columns(
             slot_key(pl.col(SEARCH), pl.col("position"))
             .is_in(clicked.implode())
             .alias(CLICKED)
+            if flags is None
+            else pl.lit(flags).alias(CLICKED)
         )
         if len({m.by_position for m in measures if m.grain == "result"}) > 1:
             frames["result"] = frames["result"].collect().lazy()  # two passes
@@ -414,6 +428,23 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
 def slot_key(search: pl.Expr, position: pl.Expr) -> pl.Expr:
     """One UInt64 per (search key, position >= 0): a cheap join and set key."""
     return search.cast(pl.UInt64) * (1 << 32) + position.cast(pl.UInt64)
+
+
+def _clicked_slots(slots: pl.Expr, clicked: pl.Series, n: int) -> pl.Series | None:
+    """Whether each result slot was clicked, when the slots are in order.
+
+    Results written in order give strictly increasing slots: each click
+    finds its slot by a binary search and marks it (no hash set of 50M
+    slots). None when they are not in order.
+    """
+    keys = pl.select(slots.alias("slot")).to_series()
+    if n < 2 or not (keys.slice(1) > keys.slice(0, n - 1)).all():
+        return None
+    at = keys.search_sorted(clicked).clip(upper_bound=n - 1)
+    hit = keys.gather(at) == clicked
+    flags = pl.repeat(value=False, n=n, eager=True)
+    flags.scatter(at.filter(hit), True)  # noqa: FBT003 - the value scattered
+    return flags
 
 
 def _clicks(
@@ -456,6 +487,33 @@ def _clicks(
     )
 
 
+def _spread(
+    frame: pl.LazyFrame, per_search: pl.LazyFrame, n: int, zero: Sequence[str]
+) -> pl.LazyFrame:
+    """Add ``per_search``'s columns to the search frame, ``zero`` filled with 0.
+
+    What ``frame.join(per_search, on=SEARCH, how="left")`` gives, without
+    copying the searches' columns: ``SEARCH`` is the search's row number,
+    so each column is scattered to its rows.
+    """
+    got = per_search.collect()
+    at = got[SEARCH]
+    columns = []
+    for name in got.columns:
+        if name == SEARCH:
+            continue
+        values = got[name]
+        physical = values.to_physical()
+        full = (
+            pl.zeros(n, dtype=physical.dtype, eager=True)
+            if name in zero
+            else pl.repeat(None, n, dtype=physical.dtype, eager=True)
+        )
+        full.scatter(at, physical)
+        columns.append(full.cast(values.dtype).alias(name))
+    return frame.with_columns(columns)
+
+
 def _search_frame(
     log: SearchLog,
     searches: pl.LazyFrame,
@@ -473,10 +531,8 @@ def _search_frame(
             pl.col("ts").min().alias(FIRST_CLICK),
             **defs.get("click_search", {}),
         )
-        frame = frame.join(per_search, on=SEARCH, how="left").with_columns(
-            pl.col(N_CLICKS).fill_null(0),
-            *(pl.col(n).fill_null(0) for n in defs.get("click_search", {})),
-        )
+        zero = [N_CLICKS, *defs.get("click_search", {})]
+        frame = _spread(frame, per_search, log.searches.height, zero)
         frame = frame.with_columns((pl.col(N_CLICKS) > 0).alias(HAS_CLICK))
     if "commerce" in needs:
         if log.events is None:
@@ -504,10 +560,8 @@ def _search_frame(
                     value.filter(kind == PURCHASE).sum().alias(REVENUE),
                 )
             )
-            frame = frame.join(per_search, on=SEARCH, how="left").with_columns(
-                pl.col(N_ADD_TO_CART, N_PURCHASE).fill_null(0),
-                pl.col(REVENUE).fill_null(0.0),
-            )
+            zero = [N_ADD_TO_CART, N_PURCHASE, REVENUE]
+            frame = _spread(frame, per_search, log.searches.height, zero)
     if "clicks" in needs and "commerce" in needs:
         frame = frame.with_columns(
             (
@@ -540,17 +594,18 @@ def reformulated(window: float) -> pl.Expr:
     term (a word of the normalised query). Pagination (the same query,
     another page) is not a reformulation: the query is the same.
     """
-    terms = pl.col("query_norm").str.split(" ")
-    next_terms = pl.col(NEXT_QUERY).str.split(" ")
-    shared = terms.list.set_intersection(next_terms).list.len() > 0
-    return (
+    candidate = (
         pl.col(NEXT_QUERY).is_not_null()
         & (pl.col(NEXT_GAP) <= window)
         & (pl.col(NEXT_QUERY) != pl.col("query_norm"))
         & (pl.col("query_norm") != "")
         & (pl.col(NEXT_QUERY) != "")
-        & shared
-    ).fill_null(value=False)
+    )
+    # the terms of the candidates alone are split and intersected
+    terms = pl.when(candidate).then(pl.col("query_norm")).str.split(" ")
+    next_terms = pl.when(candidate).then(pl.col(NEXT_QUERY)).str.split(" ")
+    shared = terms.list.set_intersection(next_terms).list.len() > 0
+    return (candidate & shared).fill_null(value=False)
 
 
 def _result_frame(
@@ -649,6 +704,7 @@ def named_measures(metrics: Any) -> list[Named]:
 
 
 N_UNITS, N_SEARCHES_OUT = "n_units", "n_searches"
+PACKED = col("packed")
 
 
 def _searches_counted(grain: Grain) -> pl.Expr:
@@ -694,9 +750,32 @@ def group_sums(
                     aggs.append(n.measure.median.median().alias(f"{n.name}__median"))
             if counts:
                 aggs.append(pl.col(UNIT).n_unique().cast(pl.Int64).alias(N_UNITS))
-                aggs.append(
-                    _searches_counted(grain).cast(pl.Int64).alias(N_SEARCHES_OUT)
+                # a result slot is one row (read_log drops repeated slots):
+                # by position, a search has one row at most
+                searches = (
+                    pl.len()
+                    if grain == "result" and by_position
+                    else _searches_counted(grain)
                 )
-            by = [*keys, *(["position"] if by_position else [])]
-            out.append((group, by_position, frame.group_by(by).agg(aggs)))
+                aggs.append(searches.cast(pl.Int64).alias(N_SEARCHES_OUT))
+            if by_position and GROUP in keys:
+                # the group code and the position in one key: a one-key pass
+                by = [PACKED, *(k for k in keys if k != GROUP)]
+                packed = pl.col(GROUP) * (1 << 32) + pl.col("position").cast(
+                    pl.UInt32
+                ).cast(pl.UInt64)
+                summed = (
+                    frame.with_columns(packed.alias(PACKED))
+                    .group_by(by)
+                    .agg(aggs)
+                    .with_columns(
+                        (pl.col(PACKED) // (1 << 32)).alias(GROUP),
+                        (pl.col(PACKED) % (1 << 32)).cast(pl.Int32).alias("position"),
+                    )
+                    .select(*keys, "position", pl.exclude(PACKED, *keys, "position"))
+                )
+            else:
+                by = [*keys, *(["position"] if by_position else [])]
+                summed = frame.group_by(by).agg(aggs)
+            out.append((group, by_position, summed))
     return out

@@ -720,7 +720,11 @@ def _repeats(frame: pl.DataFrame, key: pl.Expr, order: Sequence[pl.Expr]) -> pl.
     keys = frame.select(key.alias("k")).to_series()
     given = keys.is_not_null()
     n = int(given.sum())
-    if n == 0 or keys.filter(given).n_unique() == n:
+    present = keys if n == keys.len() else keys.filter(given)
+    # strictly increasing (a log written in order) proves no repeat in one pass
+    if n < 2 or (present.slice(1) > present.slice(0, n - 1)).all():
+        return pl.repeat(value=False, n=frame.height, eager=True)
+    if present.n_unique() == n:
         return pl.repeat(value=False, n=frame.height, eager=True)
     dup = keys.is_duplicated() & given
     ranked = [o.alias(f"__ireval_o{i}") for i, o in enumerate(order)]
@@ -932,6 +936,59 @@ def _fatal_nulls(frame: pl.DataFrame, column: str, table: str) -> None:
         raise DataError(msg)
 
 
+def _join_runs(frame: pl.DataFrame, keyed: pl.DataFrame, on: str) -> pl.DataFrame:
+    """``frame.join(keyed, on=on, how="left")`` (``keyed`` unique on ``on``), in order.
+
+    A log's results and events come grouped by search: each run of equal
+    ids is looked up once and the match spread over the run by a gather.
+    The lookup is a binary search among the sorted 64-bit hashes of the
+    ids (distinct, else the text join), then a check of every match's text.
+    """
+    run = frame[on].rle_id()
+    starts = (run != run.shift(1)).fill_null(value=True)
+    runs = starts.sum() * 4 <= frame.height * 3
+    heads = frame[on].filter(starts) if runs else frame[on]
+    others = [c for c in keyed.columns if c != on]
+    hashed = keyed[on].hash(19)
+    order = hashed.arg_sort()
+    ranked = hashed.gather(order)
+    n = ranked.len()
+    rows = None
+    if n and (n == 1 or (ranked.slice(1) > ranked.slice(0, n - 1)).all()):
+        at = ranked.search_sorted(heads.hash(19)).clip(upper_bound=n - 1)
+        candidate = order.gather(at)
+        same = keyed[on].gather(candidate).eq_missing(heads)
+        rows = pl.select(pl.when(same).then(candidate)).to_series()
+    if rows is None:
+        found = heads.to_frame().join(keyed, on=on, how="left", maintain_order="left")
+        columns = [found[c] for c in others]
+    else:
+        columns = [keyed[c].gather(rows) for c in others]
+    if runs:
+        columns = [c.gather(run) for c in columns]
+    return frame.with_columns(columns)
+
+
+def _among(ids: pl.Expr, dropped: pl.Series) -> pl.Expr:
+    """``ids.is_in(dropped)``, a constant when nothing was dropped."""
+    return ids.is_in(dropped.implode()) if dropped.len() else pl.lit(value=False)
+
+
+def _displayed(frame: pl.DataFrame, slots: pl.Series) -> pl.Expr:
+    """Whether each event's (search, position) is one of ``slots``.
+
+    Results written in order give strictly increasing slots: then a binary
+    search per event, else a hash set of every slot.
+    """
+    key = slot_key(pl.col(_KEY), pl.col("position").clip(0))
+    n = slots.len()
+    if n == 0 or not (slots.slice(1) > slots.slice(0, n - 1)).all():
+        return key.is_in(slots.implode())
+    keys = frame.select(key.fill_null(0)).to_series()
+    found = slots.gather(slots.search_sorted(keys).clip(upper_bound=n - 1))
+    return pl.lit(found == keys)
+
+
 def _drop_raw(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.drop([c for c in frame.columns if c.startswith("__ireval")])
 
@@ -1045,6 +1102,8 @@ def _contamination(
                 seen.select("experiment_id", "unit_id").unique(), on="unit_id"
             )
             seen = pl.concat([seen, per.select(seen.columns)])
+    if _one_variant_each(seen):
+        return frame
     variant = pl.col("variant")
     bounds = seen.group_by("experiment_id", "unit_id").agg(
         variant.min().alias("__ireval_lo"), variant.max().alias("__ireval_hi")
@@ -1092,6 +1151,27 @@ def _contamination(
         )
     )
     return frame
+
+
+def _one_variant_each(seen: pl.DataFrame) -> bool:
+    """Whether every (experiment_id, unit_id) of ``seen`` has one variant.
+
+    Proved on 64-bit hashes: a collision of two units only merges their
+    rows (so it can answer False wrongly, which the exact pass corrects,
+    never True), and the variants' hashes are checked distinct first.
+    """
+    variants = seen["variant"].unique()
+    if variants.hash(29).n_unique() != variants.len():
+        return False
+    spread = (
+        seen.select(
+            pl.struct("experiment_id", "unit_id").hash(23).alias("k"),
+            pl.col("variant").hash(29).alias("v"),
+        )
+        .group_by("k")
+        .agg((pl.col("v").min() != pl.col("v").max()).alias("mixed"))
+    )
+    return not spread["mixed"].any()
 
 
 def _units(
@@ -1145,7 +1225,7 @@ def _results(
         "search_id", pl.col("n_results").alias("__ireval_n")
     ).with_row_index(_KEY)
     tie_cols = frame.columns
-    frame = frame.join(keyed, on="search_id", how="left")
+    frame = _join_runs(frame, keyed, "search_id")
     slot = ["search_id", "position"]
     rules = [
         _Rule(
@@ -1156,7 +1236,7 @@ def _results(
         _Rule("with a position below 1", pl.col("position") < 1, slot),
         _Rule(
             "of searches dropped above",
-            pl.col("search_id").is_in(dropped.implode()),
+            _among(pl.col("search_id"), dropped),
             ("search_id",),
         ),
         _Rule("pointing at unknown searches", pl.col(_KEY).is_null(), ("search_id",)),
@@ -1205,7 +1285,7 @@ def _events(
         pl.col("ts").alias("__ireval_sts"),
         pl.col("user_id").alias("__ireval_user"),
     ).with_row_index(_KEY)
-    frame = frame.join(keyed, on="search_id", how="left").with_columns(
+    frame = _join_runs(frame, keyed, "search_id").with_columns(
         pl.col("user_id").fill_null(pl.col("__ireval_user"))
     )
     is_click = pl.col("event_type") == CLICK
@@ -1237,7 +1317,7 @@ def _events(
             is_click
             & pl.col(_KEY).is_not_null()
             & pl.col("position").is_not_null()
-            & ~slot_key(pl.col(_KEY), pl.col("position").clip(0)).is_in(slots.implode())
+            & ~_displayed(frame, slots)
         )
     else:
         not_shown = is_click & (pl.col("position") < 1)
@@ -1245,7 +1325,7 @@ def _events(
         _Rule("with no event_type", pl.col("event_type").is_null(), shown),
         _Rule(
             "of searches dropped above",
-            pl.col("search_id").is_in(dropped.implode()),
+            _among(pl.col("search_id"), dropped),
             shown,
         ),
         _Rule(
@@ -1710,10 +1790,13 @@ def read_log(
             issues,
             invalid,
         )
-        per_search = result_key.value_counts(name="__n")
-        counted = pl.zeros(search_frame.height, dtype=pl.Int32, eager=True)
-        counted.scatter(per_search[_KEY], per_search["__n"].cast(pl.Int32))
-        search_frame = search_frame.with_columns(pl.col("n_results").fill_null(counted))
+        if search_frame["n_results"].null_count():  # counted only where missing
+            per_search = result_key.value_counts(name="__n")
+            counted = pl.zeros(search_frame.height, dtype=pl.Int32, eager=True)
+            counted.scatter(per_search[_KEY], per_search["__n"].cast(pl.Int32))
+            search_frame = search_frame.with_columns(
+                pl.col("n_results").fill_null(counted)
+            )
     event_frame = event_key = None
     if "events" in raws:
         event_frame, event_key = _events(
