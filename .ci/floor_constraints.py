@@ -25,7 +25,7 @@ NOT_AT_FLOORS = ("tea-tasting",)
 
 
 def dev_requirements(project: dict) -> list[str]:
-    """The ``dev`` extra's requirements, without those of :data:`NOT_AT_FLOORS`."""
+    """Return the ``dev`` extra's requirements, without those of :data:`NOT_AT_FLOORS`."""
     return [
         requirement
         for requirement in project["optional-dependencies"]["dev"]
