@@ -114,8 +114,8 @@ def search_keys(search_ids: Sequence[str], seed: int) -> NDArray[np.uint64]:
     Examples
     --------
     >>> keys = search_keys(["s1", "s2"], seed=0)
-    >>> keys.dtype.name, len(set(keys.tolist())), search_keys(["s1"], 0)[0] == keys[0]
-    ('uint64', 2, np.True_)
+    >>> keys.dtype.name, len(set(keys.tolist())), bool(search_keys(["s1"], 0)[0] == keys[0])
+    ('uint64', 2, True)
     """
     import numpy as np
 
