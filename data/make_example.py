@@ -1459,11 +1459,7 @@ def make_log(
     queries: pl.DataFrame, qrels: pl.DataFrame, runs: pl.DataFrame, docs: pl.DataFrame
 ) -> dict[str, pl.DataFrame]:
     """The four tables of ``data/log/``: searches, results, events and units."""
-    setup = np.random.default_rng([LOG_SEED, 0])
-    pool = log_queries(setup, queries)
-    popularity = np.exp(POPULARITY_SIGMA * setup.normal(size=len(pool))) * np.array(
-        [NAVIGATIONAL_WEIGHT if q.query_class == "navigational" else 1.0 for q in pool]
-    )
+    setup, pool, popularity = log_pool(queries)
     users = log_users(setup)
     rankings = log_rankings(qrels, runs)
 
@@ -1495,42 +1491,8 @@ def make_log(
         ],
         schema={"search_id": pl.String, "position": pl.Int32, "doc_id": pl.String},
         orient="row",
-    ).join(
-        docs.select(
-            "doc_id",
-            "source_type",
-            pl.col("published_at").dt.replace_time_zone("UTC"),
-        ),
-        on="doc_id",
-        how="left",
     )
-    searches_out = searches.sort("search_id").select(
-        "search_id",
-        "session_id",
-        "user_id",
-        experiment_id=pl.lit(EXPERIMENT),
-        variant="variant",
-        ts=utc(pl.col("ts")),
-        query="query",
-        query_id="query_id",
-        query_class="query_class",
-        language="language",
-        device="device",
-        page="page",
-        n_results="n_results",
-        serp_answer="serp_answer",
-    )
-    events_out = events.sort("event_id").select(
-        "event_id",
-        "search_id",
-        "user_id",
-        ts=utc(pl.col("ts")),
-        event_type="event_type",
-        position="position",
-        doc_id="doc_id",
-        value="value",
-        dwell_ms="dwell_ms",
-    )
+    tables = log_tables(searches, results, events, docs, EXPERIMENT, "variant")
 
     pre_searches, pre_events = log_frames(before, pool)
     units = arms.join(
@@ -1542,12 +1504,7 @@ def make_log(
         variant="variant",
         **{c: pl.col(c).cast(pl.Float64).fill_null(0.0) for c in PRE_COLUMNS},
     ).sort("unit_id")
-    return {
-        "searches": searches_out,
-        "results": results.sort("search_id", "position"),
-        "events": events_out,
-        "units": units,
-    }
+    return {**tables, "units": units}
 
 
 # ---------------------------------------------------------------------------
@@ -1647,11 +1604,7 @@ def make_interleaving_log(
     queries: pl.DataFrame, qrels: pl.DataFrame, runs: pl.DataFrame, docs: pl.DataFrame
 ) -> dict[str, pl.DataFrame]:
     """The tables of ``data/log_interleaving/``: searches, results and events."""
-    setup = np.random.default_rng([LOG_SEED, 0])
-    pool = log_queries(setup, queries)  # the same queries and popularity as log/
-    popularity = np.exp(POPULARITY_SIGMA * setup.normal(size=len(pool))) * np.array(
-        [NAVIGATIONAL_WEIGHT if q.query_class == "navigational" else 1.0 for q in pool]
-    )
+    _, pool, popularity = log_pool(queries)  # the same as log/'s
     users = log_users(
         np.random.default_rng([LOG_SEED, 3]),
         N_INTERLEAVING_USERS,
@@ -1715,6 +1668,40 @@ def make_interleaving_log(
         },
         orient="row",
     ).drop("grade")
+    return log_tables(
+        searches,
+        results,
+        events,
+        docs,
+        INTERLEAVING_EXPERIMENT,
+        "ranker",
+        extra=("randomization",),
+    )
+
+
+def log_pool(
+    queries: pl.DataFrame,
+) -> tuple[np.random.Generator, list[Any], np.ndarray]:
+    """The logs' query pool and popularity, and the random stream that drew them."""
+    setup = np.random.default_rng([LOG_SEED, 0])
+    pool = log_queries(setup, queries)
+    popularity = np.exp(POPULARITY_SIGMA * setup.normal(size=len(pool))) * np.array(
+        [NAVIGATIONAL_WEIGHT if q.query_class == "navigational" else 1.0 for q in pool]
+    )
+    return setup, pool, popularity
+
+
+def log_tables(
+    searches: pl.DataFrame,
+    results: pl.DataFrame,
+    events: pl.DataFrame,
+    docs: pl.DataFrame,
+    experiment: str,
+    variant: str,
+    *,
+    extra: tuple[str, ...] = (),
+) -> dict[str, pl.DataFrame]:
+    """A simulated log's searches, results and events in the canonical columns and order."""
     results = results.join(
         docs.select(
             "doc_id",
@@ -1728,8 +1715,8 @@ def make_interleaving_log(
         "search_id",
         "session_id",
         "user_id",
-        experiment_id=pl.lit(INTERLEAVING_EXPERIMENT),
-        variant="ranker",
+        experiment_id=pl.lit(experiment),
+        variant=variant,
         ts=utc(pl.col("ts")),
         query="query",
         query_id="query_id",
@@ -1739,7 +1726,7 @@ def make_interleaving_log(
         page="page",
         n_results="n_results",
         serp_answer="serp_answer",
-        randomization="randomization",
+        **{name: name for name in extra},
     )
     events_out = events.sort("event_id").select(
         "event_id",

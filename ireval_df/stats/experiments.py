@@ -1509,17 +1509,8 @@ def ab_test_units(
                 pl.lit(m, dtype=pl.Int64).alias("__m"),
                 *(
                     pl.Series(field, getattr(r, field), dtype=pl.Float64)
-                    for field in (
-                        "control_mean",
-                        "treatment_mean",
-                        "delta",
-                        "delta_rel",
-                        "ci_low",
-                        "ci_high",
-                        "rel_ci_low",
-                        "rel_ci_high",
-                        "p_value",
-                    )
+                    # the estimates, up to the p-value (the rest come later)
+                    for field in AB_COLUMNS[: AB_COLUMNS.index("p_adjusted")]
                 ),
                 pl.Series("n_control", n_c.astype(np.int64), dtype=pl.Int64),
                 pl.Series("n_treatment", n_t.astype(np.int64), dtype=pl.Int64),
