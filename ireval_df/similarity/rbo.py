@@ -366,20 +366,18 @@ def _depths(
     size = int(offset[-1])
     tied = np.zeros(n_keys, dtype=bool)
     # positions 1..n without gaps: a ranking's row at depth d is its
-    # covering group there (none past its end: 0, 1)
-    laid = []
-    for side in (x, y):
+    # covering group there (none past its end: 0, 1); L's depths fill the
+    # first half of each buffer and S's the second, so each row is written
+    # once, straight to its side
+    starts = np.zeros(2 * size, dtype=np.int32)
+    groups = np.ones(2 * size, dtype=np.int32)
+    for side, long_side in ((x, x_long), (y, ~x_long)):
         tied[side.key[side.size > 1]] = True
         at = offset[side.key] + side.pos - 1
-        start = np.zeros(size, dtype=np.int32)
-        group = np.ones(size, dtype=np.int32)
-        start[at], group[at] = side.start, side.size
-        laid.append((start, group))
-    long_depth = np.repeat(x_long, n_long)
-    (t_x, g_x), (t_y, g_y) = laid
-    t_l, g_l = np.where(long_depth, t_x, t_y), np.where(long_depth, g_x, g_y)
-    t_s, g_s = np.where(long_depth, t_y, t_x), np.where(long_depth, g_y, g_x)
-    del laid, t_x, g_x, t_y, g_y
+        at += np.where(long_side[side.key], 0, size)
+        starts[at], groups[at] = side.start, side.size
+    t_l, t_s = starts[:size], starts[size:]
+    g_l, g_s = groups[:size], groups[size:]
     # the common documents: their key and both rankings' groups
     key = x.key[rows_x]
     long = x_long[key]
@@ -430,24 +428,25 @@ def _events(
     ``in_both``; those of ``kinds``. Each is +1 at the depth where a
     document enters the case and -1 past the depth where it leaves it
     (``l + 1`` at the latest, as every group ends by ``l``), added with
-    ``np.bincount`` and summed with one ``np.cumsum``. Each key has one
-    more slot than its depths, for the -1 past ``l``: every document's
-    events then cancel within its key, so the running sum starts from 0 at
-    each key, and an empty span (+1 and -1 at the same slot) needs no mask.
+    ``np.bincount`` and summed with one ``np.cumsum`` over every key's
+    depths laid end to end. The -1 past key ``k``'s last depth falls on the
+    next key's first depth (one spare slot after the last key): by then
+    every event of key ``k`` has cancelled, so the running sum of each key
+    starts from 0 without a reset or a gather, and an empty span (+1 and -1
+    at the same slot) needs no mask.
     """
     import numpy as np
 
-    slots = int(offset[-1]) + len(n_long)
-    # key k's depth d at offset[k] + k + d - 1; the depths, without the extra slots
-    base = offset[key] + key - 1
-    real = np.arange(int(offset[-1])) + np.repeat(np.arange(len(n_long)), n_long)
+    size = int(offset[-1])
+    # key k's depth d at offset[k] + d - 1
+    base = offset[key] - 1
     past = n_long[key] + 1
 
     def span(start: np.ndarray, end: np.ndarray | None = None) -> np.ndarray:
         leave = past if end is None else np.maximum(end + 1, start)
-        added = np.bincount(base + start, minlength=slots)
-        added -= np.bincount(base + leave, minlength=slots)
-        total: np.ndarray = np.cumsum(added, dtype=np.int32)[real]
+        added = np.bincount(base + start, minlength=size + 1)
+        added -= np.bincount(base + leave, minlength=size + 1)
+        total: np.ndarray = np.cumsum(added[:size], dtype=np.int32)
         return total
 
     cases = {
