@@ -137,8 +137,10 @@ def diff(
     runs_given = run_ids(run, found, caller="diff")
     baselines = choose_baselines(baseline, runs_given)
     pairs = pair_rankings(rank_with_ties(run, found=found), runs_given, baselines)
-    x = pairs.x.select(KEY, "doc_id", pl.col("pos").alias("rank"))
-    y = pairs.y.select(KEY, "doc_id", pl.col("pos").alias("baseline_rank"))
+    x = pairs.x.select(KEY, "doc_id", pl.col("pos").cast(pl.Int64).alias("rank"))
+    y = pairs.y.select(
+        KEY, "doc_id", pl.col("pos").cast(pl.Int64).alias("baseline_rank")
+    )
     shown = (
         pl.concat(
             [x.filter(pl.col("rank") <= k), y.filter(pl.col("baseline_rank") <= k)]

@@ -8,14 +8,14 @@ ranked document:
     the comparison: one (run_id, baseline, query_id), numbered by
     :func:`pair_rankings`; the same key on both sides;
 ``doc_id`` (String)
-``pos`` (Int64)
+``pos`` (Int32)
     1-based position in the ranking, in :func:`ireval_df.evaluate`'s order
     (score descending, then ``doc_id`` descending, byte order) up to the
     order within a tie group, which is any unless the rankings were made
     with ``tie_order`` (:func:`rank_with_ties`); :func:`cut` puts a group
     it cuts through in order, and a measure that reads the order within a
     group (ties broken) puts the groups in order first (:func:`order_ties`);
-``tie_start`` (Int64), ``tie_size`` (Int64)
+``tie_start`` (Int32), ``tie_size`` (Int32)
     the first position and the size of the document's tie group: the
     documents of one ranking with equal scores (with ``rank_from="column"``,
     equal ranks). A document without a tie is its own group of one.
@@ -68,7 +68,7 @@ class Ranked:
     """Every ranking of a run, its documents positioned (:func:`rank_with_ties`)."""
 
     #: ``__ireval_ranking, doc_id, pos, tie_start, tie_size``: one row per
-    #: row of the run, in its order; ``__ireval_ranking`` names the ranking
+    #: row of the run kept, in its order; ``__ireval_ranking`` names the ranking
     rows: pl.DataFrame
     #: ``run_id, query_id, __ireval_ranking``: one row per ranking
     rankings: pl.DataFrame
@@ -107,7 +107,9 @@ def rank_with_ties(
         or above: those a measure that reads no deeper needs
         (:func:`ireval_df.similarity.measures.reach`). Each ranking's cut is
         found by a selection of its ``reach`` best values, and only what is
-        kept is sorted. Default: every document.
+        kept is sorted. Default: every document. Applies where each
+        ranking's rows are adjacent in the run (as in a TREC file);
+        otherwise every document is kept.
 
     Returns
     -------
@@ -116,10 +118,12 @@ def rank_with_ties(
     Notes
     -----
     Positions are found without sorting the rows (which hold the ids):
-    when each ranking's rows are adjacent and best first (a TREC file, or a
-    frame sorted by query and score), they are read off the row order;
-    otherwise a window ranks each ranking's scores. Tie groups are then
-    the runs of equal scores, in numpy over the rankings laid end to end.
+    when each ranking's rows are adjacent (a TREC file, or a frame sorted
+    by query), those already best first are read off the row order and
+    the others are sorted by value in numpy, the rankings of one length as
+    the rows of a matrix; otherwise (rankings interleaved) one polars sort
+    by ranking and value orders them. Tie groups are then the runs of
+    equal values, in numpy over the rankings laid end to end.
 
     Examples
     --------
@@ -148,7 +152,8 @@ def rank_with_ties(
             keep = _within_reach(ids, frame[_VALUE].to_numpy(), sizes, unordered, reach)
             frame, ids = frame.filter(keep), ids[keep]
             sizes = np.bincount(ids, minlength=len(sizes))
-        moves = _order_adjacent(ids, frame[_VALUE].to_numpy(), sizes, unordered)
+        values = frame[_VALUE].to_numpy()
+        moves = _order_adjacent(values, sizes, unordered)
     else:
         frame = run.select(
             found.ranking.alias(RANKING), "doc_id", value.alias(_VALUE)
@@ -159,12 +164,13 @@ def rank_with_ties(
         order = frame.select(by).to_series().to_numpy()
         moves = (np.arange(frame.height, dtype=np.int64), order)
         sizes = np.diff(np.flatnonzero(_starts(ids[order])), append=frame.height)
-    laid = _tie_groups(frame[_VALUE].to_numpy(), moves, sizes)
+        values = frame[_VALUE].to_numpy()
+    laid = _tie_groups(values, moves, sizes)
     rows = pl.DataFrame(
         [
             pl.Series(RANKING, ids),
             frame["doc_id"],
-            *(pl.Series(name, column, dtype=pl.Int64) for name, column in laid.items()),
+            *(pl.Series(name, column, dtype=pl.Int32) for name, column in laid.items()),
         ]
     )
     if tie_order:
@@ -202,7 +208,8 @@ def _within_reach(
     return keep
 
 
-#: Rankings of more distinct lengths than this are selected in one polars pass
+#: Rankings of more distinct lengths than this are selected in one polars
+#: pass, and sorted (:func:`_sort_rows`) padded to a power of two
 _LENGTHS = 8
 
 
@@ -245,34 +252,68 @@ def _reach_values(
 
 
 def _order_adjacent(
-    ids: np.ndarray, values: np.ndarray, sizes: np.ndarray, unordered: np.ndarray
+    values: np.ndarray, sizes: np.ndarray, unordered: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Say which rows move to put each ranking best first (None: none do).
 
-    Each ranking's rows are adjacent (``sizes`` of them, in row order); those
-    already best first stay where they are, and the rows of the ``unordered``
-    rankings are ranked by a window over their
-    values, whose positions say where each row goes (cheaper than a sort of
-    the rows). Tied rows keep any order. Returns ``(to, rows)``: row
-    ``rows[i]`` goes to place ``to[i]``.
+    Each ranking's rows are adjacent (``sizes`` of them, in row order);
+    those already best first stay where they are, and the rows of the
+    ``unordered`` rankings are sorted by value (:func:`_sort_rows`). Tied
+    rows keep any order. Returns ``(to, rows)``: row ``rows[i]`` goes to
+    place ``to[i]``.
     """
     import numpy as np
 
-    if not unordered.any():
+    which = np.flatnonzero(unordered)
+    if not len(which):
         return None
-    first = np.repeat((np.cumsum(sizes) - sizes)[unordered], sizes[unordered])
-    rows = np.flatnonzero(np.repeat(unordered, sizes))
-    pos = (
-        pl.DataFrame({RANKING: ids[rows], _VALUE: values[rows]})
-        .select(
-            pl.int_range(pl.len(), dtype=pl.Int64).over(
-                RANKING, order_by=_VALUE, descending=True
-            )
-        )
-        .to_series()
-        .to_numpy()
-    )
-    return first + pos, rows
+    starts = (np.cumsum(sizes) - sizes)[which]
+    to, rows = [], []
+    for group, order in _sort_rows(values, starts, sizes[which]):
+        width = order.shape[1]
+        real = np.arange(width) < sizes[which[group]][:, None]
+        first = starts[group][:, None]
+        to.append((first + np.arange(width))[real])
+        rows.append((first + order)[real])
+    return np.concatenate(to), np.concatenate(rows)
+
+
+def _sort_rows(
+    values: np.ndarray, starts: np.ndarray, sizes: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Sort each ranking's values, best first: the rankings of one width as a matrix.
+
+    The rankings (``starts``, ``sizes`` into ``values``) are grouped by a
+    width: their length, or with more than :data:`_LENGTHS` lengths the
+    next power of two, the rest of a row padded with NaN (which sorts
+    last; a NaN score is refused long before). Each group is one matrix,
+    sorted along its rows by ``np.argsort``: cheaper than one sort keyed
+    by ranking, and no Python loop over rankings. Returns, per group, the
+    rankings in it (indices into ``starts``) and each one's order (offsets
+    into the ranking, best first; a row of the matrix).
+    """
+    import numpy as np
+
+    if not len(sizes):
+        return []
+    if len(np.unique(sizes)) > _LENGTHS:
+        widths = 1 << np.ceil(np.log2(sizes)).astype(np.int64)
+    else:
+        widths = sizes
+    groups = []
+    for width in np.unique(widths):
+        rows = np.flatnonzero(widths == width)
+        size = sizes[rows]
+        at = starts[rows][:, None] + np.arange(int(width))
+        # best first is ascending order of the negated values
+        if (size == width).all():
+            matrix = -values[at].astype(np.float64)
+        else:
+            real = np.arange(int(width)) < size[:, None]
+            matrix = np.full((len(rows), int(width)), np.nan)
+            matrix[real] = -values[at[real]]
+        groups.append((rows, np.argsort(matrix, axis=1)))
+    return groups
 
 
 def _tie_groups(
@@ -298,20 +339,23 @@ def _tie_groups(
     new_group = np.zeros(n, dtype=bool)
     new_group[starts] = True
     new_group[1:] |= values[1:] != values[:-1]
-    group_starts = np.flatnonzero(new_group)
-    group_sizes = np.diff(group_starts, append=n)
+    # 32-bit while the row numbers fit (half the memory traffic of 64);
+    # positions within a ranking always do
+    wide = np.dtype(np.int32 if n < np.iinfo(np.int32).max else np.int64)
+    group_starts = np.flatnonzero(new_group).astype(wide)
+    group_sizes = np.diff(group_starts, append=np.array([n], dtype=wide))
     # in place where they can: fresh large arrays cost page faults
-    first = np.repeat(starts, sizes)
-    pos = np.arange(1, n + 1, dtype=np.int64)
-    pos -= first
+    first = np.repeat(starts.astype(wide), sizes)
+    pos = np.arange(1, n + 1, dtype=wide)
+    np.subtract(pos, first, out=pos)
     tie_start = np.repeat(group_starts, group_sizes)
     tie_start -= first
     tie_start += 1
     del first
     laid = {
-        "pos": pos,
-        "tie_start": tie_start,
-        "tie_size": np.repeat(group_sizes, group_sizes),
+        "pos": pos.astype(np.int32, copy=False),
+        "tie_start": tie_start.astype(np.int32, copy=False),
+        "tie_size": np.repeat(group_sizes, group_sizes).astype(np.int32, copy=False),
     }
     if moves is not None:  # back to the run's row order
         to, rows = moves
@@ -359,7 +403,10 @@ def order_ties(
             ).alias("pos")
         )
     )
-    return pl.concat([flagged.filter(~pl.col(_TIED)), ordered]).drop(_TIED)
+    # rank_with_ties' positions are Int32, int_range's Int64: the supertype
+    return pl.concat(
+        [flagged.filter(~pl.col(_TIED)), ordered], how="vertical_relaxed"
+    ).drop(_TIED)
 
 
 def without_ties(ranked: pl.LazyFrame) -> pl.LazyFrame:
@@ -593,10 +640,15 @@ def _side(rows: pl.DataFrame, ids: pl.DataFrame) -> pl.LazyFrame:
     lookup = np.full(int(ranking.max(initial=0)) + 1, -1, dtype=np.int64)
     lookup[ids[RANKING].to_numpy()] = ids[KEY].to_numpy()
     key = lookup[ranking]
-    kept = key >= 0
-    return (
-        rows.filter(kept).with_columns(pl.Series(KEY, key[kept])).select(RANKED).lazy()
-    )
+    kept = np.flatnonzero(key >= 0)
+    if len(kept) and kept[-1] - kept[0] + 1 == len(kept):
+        # one stretch of rows (a run's rankings are adjacent): a slice, no copy
+        first = int(kept[0])
+        part = rows.slice(first, len(kept))
+        keys = key[first : first + len(kept)]
+    else:
+        part, keys = rows[kept], key[kept]
+    return part.with_columns(pl.Series(KEY, keys)).select(RANKED).lazy()
 
 
 def _report_one_sided(one_sided: pl.DataFrame, missing: Missing) -> None:

@@ -52,8 +52,10 @@ timings (``bench/similarity.py``).
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Literal, get_args
 
 import polars as pl
@@ -61,6 +63,7 @@ import polars as pl
 if TYPE_CHECKING:
     import numpy as np
 
+from ireval_df._utils.parallel import run_all
 from ireval_df.errors import OptionError
 from ireval_df.similarity.rankings import KEY, RANKED, without_ties
 
@@ -171,8 +174,18 @@ def rbo(
     # past the horizon the remaining weight is below 2**-64: cut each ranking
     # after the tie group that covers that depth (module notes)
     depth = horizon(p)
-    x, y = (side.select(RANKED).filter(pl.col("tie_start") <= depth) for side in (x, y))
-    values = _per_key(x, y, p, ties, ("min", "max") if score == "res" else (score,))
+    sides = pl.collect_all([side.select(RANKED) for side in (x, y)])
+    # similarity() ranks only within the deepest reach, so this cut is
+    # mostly done already: a filter then only copies the rows (ids and all)
+    x_rows, y_rows = (
+        side.filter(pl.col("tie_start") <= depth)
+        if side.height and side["tie_start"].max() > depth  # type: ignore[operator]
+        else side
+        for side in sides
+    )
+    values = _per_key(
+        x_rows, y_rows, p, ties, ("min", "max") if score == "res" else (score,)
+    )
     out = (
         keys.lazy().select(KEY).join(values, on=KEY, how="left", maintain_order="left")
     )
@@ -263,12 +276,15 @@ class _Depths:
 
 
 def _per_key(
-    x: pl.LazyFrame, y: pl.LazyFrame, p: float, ties: str, wanted: tuple[str, ...]
+    x_frame: pl.DataFrame,
+    y_frame: pl.DataFrame,
+    p: float,
+    ties: str,
+    wanted: tuple[str, ...],
 ) -> pl.LazyFrame:
     """``key, s`` and the ``wanted`` scores (of ext, min, max) for every key with a document on either side."""
     import numpy as np
 
-    x_frame, y_frame = pl.collect_all([x, y])
     keys_x, keys_y = x_frame[KEY].to_numpy(), y_frame[KEY].to_numpy()
     everything = np.concatenate([keys_x, keys_y])
     key_type = x_frame.schema[KEY]
@@ -371,11 +387,16 @@ def _depths(
     # once, straight to its side
     starts = np.zeros(2 * size, dtype=np.int32)
     groups = np.ones(2 * size, dtype=np.int32)
-    for side, long_side in ((x, x_long), (y, ~x_long)):
+
+    def lay(side: _Side, long_side: np.ndarray) -> None:
+        # the two sides write to separate places (each key's depths are L's
+        # on one side, S's on the other), so they are laid out side by side
         tied[side.key[side.size > 1]] = True
         at = offset[side.key] + side.pos - 1
         at += np.where(long_side[side.key], 0, size)
         starts[at], groups[at] = side.start, side.size
+
+    run_all([lambda: lay(x, x_long), lambda: lay(y, ~x_long)])
     t_l, t_s = starts[:size], starts[size:]
     g_l, g_s = groups[:size], groups[size:]
     # the common documents: their key and both rankings' groups
@@ -457,7 +478,7 @@ def _events(
         "in_l": lambda: span(np.maximum(b_s + 1, t_l), b_l),
         "in_both": lambda: span(np.maximum(t_s, t_l), np.minimum(b_s, b_l)),
     }
-    return {name: cases[name]() for name in kinds}
+    return dict(zip(kinds, run_all([cases[name] for name in kinds]), strict=True))
 
 
 def _scores(
@@ -471,12 +492,18 @@ def _scores(
     # p ** d for every depth of the sums and of max's tail (up to l + s)
     power = p ** np.arange(2 * longest + 2, dtype=np.float64)
     totals = {name: np.zeros(n_keys) for name in _sums(wanted)}
-    first = 0
-    while first < n_keys:
+    # batches of keys write to separate slices of the totals: side by side
+    bounds = [0]
+    while bounds[-1] < n_keys:
+        first = bounds[-1]
         stop = int(np.searchsorted(depths.offset, depths.offset[first] + _BATCH))
-        stop = min(max(stop, first + 1), n_keys)
-        _score_batch(depths, first, stop, p, ties, power, totals)
-        first = stop
+        bounds.append(min(max(stop, first + 1), n_keys))
+    run_all(
+        [
+            partial(_score_batch, depths, first, stop, p, ties, power, totals)
+            for first, stop in itertools.pairwise(bounds)
+        ]
+    )
     k = (1 - p) / p
     s = depths.len_s.astype(np.float64)
     n_long = depths.len_l.astype(np.float64)

@@ -1,4 +1,4 @@
-"""rank_with_ties' cut at a reach: both ways of selecting a ranking's reach-th value."""
+"""rank_with_ties' cut at a reach (both ways of selecting a ranking's reach-th value) and its sort of the rankings not best first (by length and padded)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,34 @@ def test_reach_values_by_partition_and_by_top_k_agree(
     got = rankings._reach_values(ids, values, starts, sizes, which, 10)
     want = [np.sort(values[starts[r] : starts[r] + sizes[r]])[-10] for r in which]
     assert got.tolist() == want
+
+
+@pytest.mark.parametrize("lengths", [0, 100])
+def test_order_adjacent_sorts_unordered_rankings_by_length_and_by_padding(
+    lengths: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 40 rankings of 1..59 rows, half of them not best first, many ties;
+    # _LENGTHS 0 pads every ranking to a power of two, 100 sorts by length
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(1, 60, size=40)
+    unordered = rng.random(40) < 0.5
+    starts = np.cumsum(sizes) - sizes
+    values = np.round(rng.random(int(sizes.sum())) * 5, 1)
+    monkeypatch.setattr(rankings, "_LENGTHS", lengths)
+    moves = rankings._order_adjacent(values, sizes, unordered)
+    assert moves is not None
+    to, rows = moves
+    placed = values.copy()
+    placed[to] = values[rows]
+    for r in range(len(sizes)):
+        span = slice(starts[r], starts[r] + sizes[r])
+        want = np.sort(values[span])[::-1] if unordered[r] else values[span]
+        assert placed[span].tolist() == want.tolist()
+    # every row of an unordered ranking moves within it, once
+    assert sorted(to.tolist()) == sorted(rows.tolist())
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    assert (owner[to] == owner[rows]).all()
+    assert set(owner[to].tolist()) == set(np.flatnonzero(unordered).tolist())
 
 
 def test_the_reach_keeps_whole_tie_groups_in_unordered_and_ordered_rankings() -> None:
