@@ -11,6 +11,7 @@ thread.
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, TypeVar
 
@@ -28,6 +29,8 @@ T = TypeVar("T")
 MAX_WORKERS = 8
 
 _POOL: ThreadPoolExecutor | None = None
+#: The pool's threads' names start with this
+_PREFIX = "ireval_df-parallel"
 
 
 def workers() -> int:
@@ -50,11 +53,14 @@ def run_all(calls: Sequence[Callable[[], T]]) -> list[T]:
     [1, 2]
     """
     n = workers()
-    if n < 2 or len(calls) < 2:
+    # a call on one of the pool's threads runs its own calls in order: its
+    # siblings may hold every thread, and it would wait on them for ever
+    nested = threading.current_thread().name.startswith(_PREFIX)
+    if n < 2 or len(calls) < 2 or nested:
         return [call() for call in calls]
     global _POOL  # one pool for the process, made on first use
     if _POOL is None:
-        _POOL = ThreadPoolExecutor(n, thread_name_prefix="ireval_df")
+        _POOL = ThreadPoolExecutor(n, thread_name_prefix=_PREFIX)
     futures = [_POOL.submit(call) for call in calls]
     wait(futures)
     return [future.result() for future in futures]

@@ -26,10 +26,12 @@ A key may have rows on one side only: the other ranking is empty.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
+from ireval_df._utils.parallel import run_all, workers
 from ireval_df.errors import AlignmentError, DataError, OptionError, warn
 from ireval_df.offline.engine import EngineOptions, Rankings, find_rankings
 from ireval_df.offline.plan import KEYS, N_RET, RANKING
@@ -142,18 +144,44 @@ def rank_with_ties(
     if found.layout is not None:
         # each ranking's rows are adjacent: numbered in row order, no id to hash
         frame = run.select("doc_id", value.alias(_VALUE)).collect()
-        sizes = found.layout[N_RET].to_numpy()
-        ids = np.repeat(np.arange(len(sizes), dtype=np.uint32), sizes)
+        sizes = found.layout[N_RET].to_numpy().astype(np.int64)
         rankings = found.layout.select(
             *KEYS, pl.int_range(pl.len(), dtype=pl.UInt32).alias(RANKING)
         )
         unordered = found.layout[_UNORDERED].to_numpy()
         if reach is not None and (sizes > reach).any():
-            keep = _within_reach(ids, frame[_VALUE].to_numpy(), sizes, unordered, reach)
-            frame, ids = frame.filter(keep), ids[keep]
-            sizes = np.bincount(ids, minlength=len(sizes))
+            values = frame[_VALUE].to_numpy()
+            keep = np.concatenate(
+                run_all(
+                    [
+                        partial(
+                            _within_reach,
+                            values[rows],
+                            sizes[part],
+                            unordered[part],
+                            reach,
+                        )
+                        for part, rows in _parts(sizes)
+                    ]
+                )
+            )
+            frame = frame.filter(keep)
+            sizes = np.add.reduceat(keep, np.cumsum(sizes) - sizes, dtype=np.int64)
         values = frame[_VALUE].to_numpy()
-        moves = _order_adjacent(values, sizes, unordered)
+        ids = np.repeat(np.arange(len(sizes), dtype=np.uint32), sizes)
+        # each part of the rankings ordered and laid out on its own thread
+        laid_parts = run_all(
+            [
+                partial(_lay_out, values[rows], sizes[part], unordered[part])
+                for part, rows in _parts(sizes)
+            ]
+        )
+        laid = {
+            name: np.concatenate([part[name] for part in laid_parts])
+            if len(laid_parts) > 1
+            else laid_parts[0][name]
+            for name in laid_parts[0]
+        }
     else:
         frame = run.select(
             found.ranking.alias(RANKING), "doc_id", value.alias(_VALUE)
@@ -164,8 +192,7 @@ def rank_with_ties(
         order = frame.select(by).to_series().to_numpy()
         moves = (np.arange(frame.height, dtype=np.int64), order)
         sizes = np.diff(np.flatnonzero(_starts(ids[order])), append=frame.height)
-        values = frame[_VALUE].to_numpy()
-    laid = _tie_groups(values, moves, sizes)
+        laid = _tie_groups(frame[_VALUE].to_numpy(), moves, sizes)
     rows = pl.DataFrame(
         [
             pl.Series(RANKING, ids),
@@ -178,8 +205,37 @@ def rank_with_ties(
     return Ranked(rows, rankings)
 
 
+def _parts(sizes: np.ndarray) -> list[tuple[slice, slice]]:
+    """Split adjacent rankings into parts of about as many rows, one per thread.
+
+    Returns ``(rankings, rows)`` slices, in order: each part's rankings and
+    their rows (``sizes`` of them each, laid end to end); one part with one
+    thread.
+    """
+    import numpy as np
+
+    if not len(sizes):
+        return [(slice(0, 0), slice(0, 0))]
+    ends = np.cumsum(sizes)
+    total = int(ends[-1])
+    wanted = np.arange(1, workers()) * total // workers()
+    cuts = np.unique(np.searchsorted(ends, wanted, side="right"))
+    bounds = [0, *(int(c) for c in cuts if 0 < c < len(sizes)), len(sizes)]
+    rows = [0, *(int(ends[b - 1]) for b in bounds[1:])]
+    return [
+        (slice(bounds[i], bounds[i + 1]), slice(rows[i], rows[i + 1]))
+        for i in range(len(bounds) - 1)
+    ]
+
+
+def _lay_out(
+    values: np.ndarray, sizes: np.ndarray, unordered: np.ndarray
+) -> dict[str, np.ndarray]:
+    """``pos, tie_start, tie_size`` of adjacent rankings' rows, in row order."""
+    return _tie_groups(values, _order_adjacent(values, sizes, unordered), sizes)
+
+
 def _within_reach(
-    ids: np.ndarray,
     values: np.ndarray,
     sizes: np.ndarray,
     unordered: np.ndarray,
@@ -190,8 +246,7 @@ def _within_reach(
     Those are the rows at least as good as the ranking's ``reach``-th best
     value: read off the row order where a ranking is best first, found by a
     selection where not (:func:`_reach_values`). Each ranking's rows are
-    adjacent (``sizes`` of them, in row order; ``ids`` their ranking's
-    number).
+    adjacent (``sizes`` of them, in row order).
     """
     import numpy as np
 
@@ -203,7 +258,7 @@ def _within_reach(
     lowest[in_order] = values[starts[in_order] + reach - 1]
     mixed = np.flatnonzero(long & unordered)
     if len(mixed):
-        lowest[mixed] = _reach_values(ids, values, starts, sizes, mixed, reach)
+        lowest[mixed] = _reach_values(values, starts, sizes, mixed, reach)
     keep: np.ndarray = values >= np.repeat(lowest, sizes)
     return keep
 
@@ -214,7 +269,6 @@ _LENGTHS = 8
 
 
 def _reach_values(
-    ids: np.ndarray,
     values: np.ndarray,
     starts: np.ndarray,
     sizes: np.ndarray,
@@ -234,6 +288,7 @@ def _reach_values(
     out = np.empty(len(which), dtype=values.dtype)
     if len(distinct) > _LENGTHS:
         rows = np.repeat(np.isin(np.arange(len(sizes)), which), sizes)
+        ids = np.repeat(np.arange(len(sizes), dtype=np.uint32), sizes)
         found = (
             pl.DataFrame({RANKING: ids[rows], _VALUE: values[rows]})
             .group_by(RANKING)

@@ -56,7 +56,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import polars as pl
 
@@ -296,7 +296,7 @@ def _per_key(
     if low >= 0 and high <= 2 * len(everything) + 1024:
         # keys are row numbers (pair_rankings): each its own code
         names = np.arange(high + 1, dtype=np.int64)
-        codes = everything.astype(np.int64)
+        codes = everything.astype(np.int64, copy=False)
     else:
         names, codes = np.unique(everything, return_inverse=True)
     sides = [
@@ -310,10 +310,15 @@ def _per_key(
             (x_frame, y_frame), np.split(codes, [len(keys_x)]), strict=True
         )
     ]
-    rows_x, rows_y = _common(x_frame, y_frame)
-    depths = _depths(
-        sides[0], sides[1], rows_x, rows_y, len(names), _kinds(ties, wanted)
+    # the join (polars) and the layout of the depths (numpy) side by side
+    found: list[Any] = run_all(
+        [
+            partial(_common, x_frame, y_frame),
+            partial(_layout, sides[0], sides[1], len(names)),
+        ]
     )
+    (rows_x, rows_y), layout = found
+    depths = _depths(layout, sides[0], sides[1], rows_x, rows_y, _kinds(ties, wanted))
     values = _scores(depths, p, ties, wanted)
     present = depths.len_l > 0
     return pl.LazyFrame(
@@ -361,23 +366,35 @@ def _common(x: pl.DataFrame, y: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
-def _depths(
-    x: _Side,
-    y: _Side,
-    rows_x: np.ndarray,
-    rows_y: np.ndarray,
-    n_keys: int,
-    kinds: tuple[str, ...],
-) -> _Depths:
-    """Lay out every key's depths, the covering groups and the events' running sums."""
+@dataclass(frozen=True)
+class _Layout:
+    """Every key's depths laid out: the covering groups, without the common documents.
+
+    ``x_long``: per key code, whether ``x`` is L; the rest as in
+    :class:`_Depths`.
+    """
+
+    len_s: np.ndarray
+    len_l: np.ndarray
+    offset: np.ndarray
+    x_long: np.ndarray
+    tied: np.ndarray
+    t_l: np.ndarray
+    g_l: np.ndarray
+    t_s: np.ndarray
+    g_s: np.ndarray
+
+
+def _layout(x: _Side, y: _Side, n_keys: int) -> _Layout:
+    """Lay out every key's depths and the groups that cover them on each side."""
     import numpy as np
 
     nx = np.bincount(x.key, minlength=n_keys)
     ny = np.bincount(y.key, minlength=n_keys)
     # the longer ranking is L; equal lengths: x (the reference's flatten)
     x_long = nx >= ny
-    s, n_long = np.minimum(nx, ny), np.maximum(nx, ny)
     offset = np.zeros(n_keys + 1, dtype=np.int64)
+    n_long = np.maximum(nx, ny)
     np.cumsum(n_long, out=offset[1:])
     size = int(offset[-1])
     tied = np.zeros(n_keys, dtype=bool)
@@ -397,26 +414,48 @@ def _depths(
         starts[at], groups[at] = side.start, side.size
 
     run_all([lambda: lay(x, x_long), lambda: lay(y, ~x_long)])
-    t_l, t_s = starts[:size], starts[size:]
-    g_l, g_s = groups[:size], groups[size:]
+    return _Layout(
+        len_s=np.minimum(nx, ny),
+        len_l=n_long,
+        offset=offset,
+        x_long=x_long,
+        tied=tied,
+        t_l=starts[:size],
+        g_l=groups[:size],
+        t_s=starts[size:],
+        g_s=groups[size:],
+    )
+
+
+def _depths(
+    layout: _Layout,
+    x: _Side,
+    y: _Side,
+    rows_x: np.ndarray,
+    rows_y: np.ndarray,
+    kinds: tuple[str, ...],
+) -> _Depths:
+    """Add the common documents' events' running sums to the laid-out depths."""
+    import numpy as np
+
     # the common documents: their key and both rankings' groups
     key = x.key[rows_x]
-    long = x_long[key]
+    long = layout.x_long[key]
     t_x, t_y = x.start[rows_x], y.start[rows_y]
     b_x, b_y = t_x + x.size[rows_x] - 1, t_y + y.size[rows_y] - 1
     c_t_l, c_t_s = np.where(long, t_x, t_y), np.where(long, t_y, t_x)
     c_b_l, c_b_s = np.where(long, b_x, b_y), np.where(long, b_y, b_x)
-    n = _events(key, c_t_s, c_b_s, c_t_l, c_b_l, offset, n_long, kinds)
+    n = _events(key, c_t_s, c_b_s, c_t_l, c_b_l, layout.offset, layout.len_l, kinds)
     return _Depths(
-        len_s=s,
-        len_l=n_long,
-        offset=offset,
-        tied=tied,
-        xl=np.bincount(key, minlength=n_keys),
-        t_l=t_l,
-        g_l=g_l,
-        t_s=t_s,
-        g_s=g_s,
+        len_s=layout.len_s,
+        len_l=layout.len_l,
+        offset=layout.offset,
+        tied=layout.tied,
+        xl=np.bincount(key, minlength=len(layout.len_l)),
+        t_l=layout.t_l,
+        g_l=layout.g_l,
+        t_s=layout.t_s,
+        g_s=layout.g_s,
         n=n,
     )
 

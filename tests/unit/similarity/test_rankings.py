@@ -18,11 +18,10 @@ def test_reach_values_by_partition_and_by_top_k_agree(
     rng = np.random.default_rng(7)
     sizes = rng.integers(1, 60, size=40)
     values = np.round(rng.random(int(sizes.sum())) * 5, 1)
-    ids = np.repeat(np.arange(len(sizes), dtype=np.uint32), sizes)
     starts = np.cumsum(sizes) - sizes
     which = np.flatnonzero(sizes > 10)
     monkeypatch.setattr(rankings, "_LENGTHS", lengths)
-    got = rankings._reach_values(ids, values, starts, sizes, which, 10)
+    got = rankings._reach_values(values, starts, sizes, which, 10)
     want = [np.sort(values[starts[r] : starts[r] + sizes[r]])[-10] for r in which]
     assert got.tolist() == want
 
@@ -77,3 +76,54 @@ def test_the_reach_keeps_whole_tie_groups_in_unordered_and_ordered_rankings() ->
         ("b", "z", 2, 2),
         ("b", "x", 2, 2),
     ]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7])
+def test_parts_cover_every_ranking_once_at_ranking_boundaries(
+    n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rankings, "workers", lambda: n)
+    sizes = np.array([5, 1, 300, 2, 2, 40, 1])
+    parts = rankings._parts(sizes)
+    assert 1 <= len(parts) <= n
+    ends = np.concatenate([[0], np.cumsum(sizes)])
+    assert parts[0][0].start == 0
+    assert parts[-1][0].stop == len(sizes)
+    for (part, rows), (after, _) in zip(parts, [*parts[1:], (None, None)], strict=True):
+        assert part.stop > part.start
+        assert (rows.start, rows.stop) == (ends[part.start], ends[part.stop])
+        if after is not None:
+            assert after.start == part.stop
+
+
+def test_rank_with_ties_is_the_same_on_one_thread_and_on_several(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 30 rankings, some best first, of uneven lengths with ties, cut at 7
+    rng = np.random.default_rng(3)
+    frames = []
+    for q in range(30):
+        n = int(rng.integers(1, 25))
+        score = np.round(rng.random(n) * 4, 0)
+        if q % 3 == 0:
+            score = np.sort(score)[::-1]
+        frames.append(
+            pl.DataFrame(
+                {
+                    "run_id": "r",
+                    "query_id": f"q{q:02d}",
+                    "doc_id": [f"d{i}" for i in range(n)],
+                    "score": score,
+                }
+            )
+        )
+    run = pl.concat(frames).lazy()
+
+    def ranked(n: int) -> pl.DataFrame:
+        monkeypatch.setattr(rankings, "workers", lambda: n)
+        return rankings.rank_with_ties(run, reach=7).rows
+
+    one = ranked(1)
+    assert one.height < 30 * 12  # the reach cut something
+    for n in (2, 5):
+        assert ranked(n).equals(one)
