@@ -61,6 +61,8 @@ RANKED = (KEY, "doc_id", "pos", "tie_start", "tie_size")
 _VALUE, _TIED = "__ireval_tie_value", "__ireval_tied"
 #: find_rankings' flag of a ranking whose rows are not best first
 _UNORDERED = "__ireval_unordered"
+#: pair_rankings' numbers of each comparison's two rankings
+_X_RANKING, _Y_RANKING = "__ireval_x_ranking", "__ireval_y_ranking"
 
 Missing = Literal["zero", "skip", "error"]
 
@@ -660,20 +662,32 @@ def pair_rankings(
                 pl.col("__ireval_in_run").is_not_null()
                 & pl.col("__ireval_in_base").is_not_null()
             )
+    # keys numbered in the order of the compared run's rankings, then the
+    # baseline's: where each ranking's rows are adjacent, both sides' rows
+    # then come in key order, and a kernel can take the keys a batch at a
+    # time (the output is sorted by run, baseline and query later)
+    numbered = both.select("run_id", "baseline", "query_id")
+    for run_column, name in (("run_id", _X_RANKING), ("baseline", _Y_RANKING)):
+        numbered = numbered.join(
+            ranked.rankings.rename({"run_id": run_column, RANKING: name}),
+            on=[run_column, "query_id"],
+            how="left",
+        )
     keys = (
-        both.select("run_id", "baseline", "query_id")
-        .sort("run_id", "baseline", "query_id")
+        numbered.sort(_X_RANKING, _Y_RANKING, nulls_last=True)
         .with_row_index(KEY)
         .with_columns(pl.col(KEY).cast(pl.Int64))
     )
-    sides = []
-    for run_column in ("run_id", "baseline"):
-        ids = keys.join(
-            ranked.rankings.rename({"run_id": run_column}),
-            on=[run_column, "query_id"],
-        ).select(KEY, RANKING)
-        sides.append(_side(ranked.rows, ids))
-    return Pairs(keys, *sides)
+    sides = [
+        _side(
+            ranked.rows,
+            keys.filter(pl.col(name).is_not_null()).select(
+                KEY, pl.col(name).alias(RANKING)
+            ),
+        )
+        for name in (_X_RANKING, _Y_RANKING)
+    ]
+    return Pairs(keys.select(KEY, "run_id", "baseline", "query_id"), *sides)
 
 
 def _side(rows: pl.DataFrame, ids: pl.DataFrame) -> pl.LazyFrame:

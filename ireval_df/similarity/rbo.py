@@ -34,20 +34,21 @@ the same counts.
 How it is computed: past depth ``D = ceil(64 ln 2 / ln(1/p))`` (422 for
 ``p = 0.9``) the weight left is below ``2**-64`` (:func:`horizon`), so each
 ranking is cut after the tie group that covers depth ``D`` before anything
-else: on 1,000-document rankings with ``p = 0.9`` that is 58 % of the rows
-and depths never read. Only the scores asked for are summed. Then the two
-sides are collected, and everything after the common documents (a polars
-join of the row numbers on ``key, doc_id``, sorted by the first side's row
-so that each key's writes below stay together) is numpy over flat arrays.
-Every key's depths ``1..l`` are laid end to end, key ``k``'s depth ``d`` at
-``offset[k] + d - 1`` (``offset`` the running sum of the ``l``'s), so a
-ranking's row at position ``d`` lands there without a sort (positions run
-1..n without gaps), giving the covering groups; events are added with
-``np.bincount`` at those indices and summed up within each key with one
-``np.cumsum``; the scores are elementwise, and their per-key sums are
-``np.bincount`` with weights, a batch of keys (about 2**18 depths) at a
-time so that their temporaries stay small. ``docs/benchmarks.md`` has the
-timings (``bench/similarity.py``).
+else (:func:`ireval_df.similarity` ranks only that far): on 1,000-document
+rankings with ``p = 0.9`` that is 58 % of the rows and depths never read.
+Only the scores asked for are summed. Then the common documents are found
+(a polars join on ``key, doc_id``'s hash, in the first side's row order)
+and everything else is numpy over flat arrays, the keys a batch of about
+``2**16`` depths at a time (:func:`_batches`; the arrays of a batch stay
+in the processor's caches, which halves the kernel's time, and batches run
+side by side on polars' thread count). Within a batch every key's depths
+``1..l`` are laid end to end, key ``k``'s depth ``d`` at ``offset[k] + d -
+1`` (``offset`` the running sum of the ``l``'s), so a ranking's row at
+position ``d`` lands there without a sort (positions run 1..n without
+gaps), giving the covering groups; events are added with ``np.bincount``
+at those indices and summed up within each key with one ``np.cumsum``; the
+scores are elementwise, and their per-key sums are ``np.bincount`` with
+weights. ``docs/benchmarks.md`` has the timings (``bench/similarity.py``).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 import polars as pl
 
@@ -310,25 +311,105 @@ def _per_key(
             (x_frame, y_frame), np.split(codes, [len(keys_x)]), strict=True
         )
     ]
-    # the join (polars) and the layout of the depths (numpy) side by side
-    found: list[Any] = run_all(
+    rows_x, rows_y = _common(x_frame, y_frame)
+    nx = np.bincount(sides[0].key, minlength=len(names))
+    ny = np.bincount(sides[1].key, minlength=len(names))
+    kinds = _kinds(ties, wanted)
+    parts = run_all(
         [
-            partial(_common, x_frame, y_frame),
-            partial(_layout, sides[0], sides[1], len(names)),
+            partial(_batch, batch, p, ties, wanted, kinds)
+            for batch in _batches(sides[0], sides[1], rows_x, rows_y, nx, ny)
         ]
     )
-    (rows_x, rows_y), layout = found
-    depths = _depths(layout, sides[0], sides[1], rows_x, rows_y, _kinds(ties, wanted))
-    values = _scores(depths, p, ties, wanted)
-    present = depths.len_l > 0
+    values = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+    present = np.maximum(nx, ny) > 0
     return pl.LazyFrame(
         {
             KEY: names[present],
-            "s": depths.len_s[present],
+            "s": np.minimum(nx, ny)[present],
             **{name: value[present] for name, value in values.items()},
         },
         schema_overrides={KEY: key_type, "s": pl.Int64},
     )
+
+
+#: Depths a batch of keys holds (its arrays then stay in the processor's
+#: caches, and fresh ones cost no page faults)
+_BATCH_DEPTHS = 1 << 16
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """The keys ``0..n_keys - 1`` of a batch: both sides' rows and the common documents."""
+
+    n_keys: int
+    x: _Side
+    y: _Side
+    rows_x: np.ndarray
+    rows_y: np.ndarray
+
+
+def _batches(
+    x: _Side,
+    y: _Side,
+    rows_x: np.ndarray,
+    rows_y: np.ndarray,
+    nx: np.ndarray,
+    ny: np.ndarray,
+) -> list[_Batch]:
+    """Split the keys into batches of about :data:`_BATCH_DEPTHS` depths.
+
+    Where both sides' rows come in key order (``pair_rankings`` numbers the
+    keys so, when each ranking's rows are adjacent), each batch is a
+    stretch of each side's rows and of the common documents (in ``x``'s
+    row order, so in key order too), its keys counted from 0; otherwise
+    everything is one batch.
+    """
+    import numpy as np
+
+    n_keys = len(nx)
+    whole = [_Batch(n_keys, x, y, rows_x, rows_y)]
+    in_order = all(
+        not len(side.key) or bool((side.key[1:] >= side.key[:-1]).all())
+        for side in (x, y)
+    )
+    depths = np.cumsum(np.maximum(nx, ny))
+    if not in_order or not n_keys or depths[-1] <= _BATCH_DEPTHS:
+        return whole
+    ends = np.unique(
+        np.searchsorted(
+            depths, np.arange(_BATCH_DEPTHS, depths[-1], _BATCH_DEPTHS), side="right"
+        )
+    )
+    bounds = np.unique(np.concatenate([[0], ends, [n_keys]]))
+    common_key = x.key[rows_x]
+    cut_x = np.searchsorted(x.key, bounds)
+    cut_y = np.searchsorted(y.key, bounds)
+    cut_c = np.searchsorted(common_key, bounds)
+    batches = []
+    for i in range(len(bounds) - 1):
+        first = int(bounds[i])
+        xs, ys = slice(cut_x[i], cut_x[i + 1]), slice(cut_y[i], cut_y[i + 1])
+        cs = slice(cut_c[i], cut_c[i + 1])
+        batches.append(
+            _Batch(
+                n_keys=int(bounds[i + 1]) - first,
+                x=_Side(x.key[xs] - first, x.pos[xs], x.start[xs], x.size[xs]),
+                y=_Side(y.key[ys] - first, y.pos[ys], y.start[ys], y.size[ys]),
+                rows_x=rows_x[cs] - xs.start,
+                rows_y=rows_y[cs] - ys.start,
+            )
+        )
+    return batches
+
+
+def _batch(
+    batch: _Batch, p: float, ties: str, wanted: tuple[str, ...], kinds: tuple[str, ...]
+) -> dict[str, np.ndarray]:
+    """Compute the ``wanted`` scores of one batch's keys."""
+    layout = _layout(batch.x, batch.y, batch.n_keys)
+    depths = _depths(layout, batch.x, batch.y, batch.rows_x, batch.rows_y, kinds)
+    return _scores(depths, p, ties, wanted)
 
 
 def _common(x: pl.DataFrame, y: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:

@@ -193,3 +193,40 @@ def assert_same_values(want: pl.DataFrame, got: pl.DataFrame) -> None:
         | (pl.col("value").is_nan() & pl.col("value_right").is_nan())
     ).to_series()
     assert same.all(), joined.filter(~same)
+
+
+# rbo's kernel takes the keys a batch of about _BATCH_DEPTHS depths at a
+# time when both sides' rows come in key order, and all at once otherwise:
+# batches of a few depths (many keys cut across) must give the same values.
+@settings(max_examples=30, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(rankings(), rankings()), min_size=1, max_size=12),
+    batch=st.sampled_from([1, 3, 10]),
+    ties=st.sampled_from(["a", "b", "w"]),
+    score=st.sampled_from(RBO_SCORES),
+    shuffle=st.booleans(),
+)
+def test_rbo_is_the_same_in_batches_of_keys_and_in_one(
+    pairs: list[tuple[list[list[str]], list[list[str]]]],
+    batch: int,
+    ties: str,
+    score: str,
+    shuffle: bool,  # noqa: FBT001 - hypothesis draws it
+) -> None:
+    import pytest
+
+    from ireval_df.similarity import rbo as kernel
+
+    keys = pl.Series("key", range(len(pairs)))
+    x = groups_frame(keys, pl.Series([a for a, _ in pairs], dtype=LISTS))
+    y = groups_frame(keys, pl.Series([b for _, b in pairs], dtype=LISTS))
+    if shuffle:  # the baseline's rows out of key order: one batch
+        y = y.collect().sample(fraction=1.0, shuffle=True, seed=1).lazy()
+    frame = keys.to_frame()
+    whole = rbo(x, y, frame, p=0.8, score=score, ties=ties)  # type: ignore[arg-type]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kernel, "_BATCH_DEPTHS", batch)
+        batched = rbo(x, y, frame, p=0.8, score=score, ties=ties)  # type: ignore[arg-type]
+    assert batched["key"].to_list() == whole["key"].to_list()
+    gap = (batched["value"] - whole["value"]).abs().max()
+    assert gap is None or gap <= TOLERANCE, (pairs, batch)
