@@ -61,6 +61,8 @@ RANKED = (KEY, "doc_id", "pos", "tie_start", "tie_size")
 _VALUE, _TIED = "__ireval_tie_value", "__ireval_tied"
 #: find_rankings' flag of a ranking whose rows are not best first
 _UNORDERED = "__ireval_unordered"
+#: The columns _tie_groups lays out
+_LAID = ("pos", "tie_start", "tie_size")
 #: pair_rankings' numbers of each comparison's two rankings
 _X_RANKING, _Y_RANKING = "__ireval_x_ranking", "__ireval_y_ranking"
 
@@ -153,37 +155,33 @@ def rank_with_ties(
         unordered = found.layout[_UNORDERED].to_numpy()
         if reach is not None and (sizes > reach).any():
             values = frame[_VALUE].to_numpy()
-            keep = np.concatenate(
-                run_all(
-                    [
-                        partial(
-                            _within_reach,
-                            values[rows],
-                            sizes[part],
-                            unordered[part],
-                            reach,
-                        )
-                        for part, rows in _parts(sizes)
-                    ]
+            keep = np.empty(len(values), dtype=bool)
+            kept = np.empty_like(sizes)
+
+            def cut(part: slice, rows: slice) -> None:
+                keep[rows] = _within_reach(
+                    values[rows], sizes[part], unordered[part], reach
                 )
-            )
-            frame = frame.filter(keep)
-            sizes = np.add.reduceat(keep, np.cumsum(sizes) - sizes, dtype=np.int64)
+                starts = np.cumsum(sizes[part]) - sizes[part]
+                kept[part] = np.add.reduceat(keep[rows], starts, dtype=np.int64)
+
+            run_all([partial(cut, part, rows) for part, rows in _parts(sizes)])
+            frame, sizes = frame.filter(keep), kept
         values = frame[_VALUE].to_numpy()
         ids = np.repeat(np.arange(len(sizes), dtype=np.uint32), sizes)
-        # each part of the rankings ordered and laid out on its own thread
-        laid_parts = run_all(
-            [
-                partial(_lay_out, values[rows], sizes[part], unordered[part])
-                for part, rows in _parts(sizes)
-            ]
-        )
-        laid = {
-            name: np.concatenate([part[name] for part in laid_parts])
-            if len(laid_parts) > 1
-            else laid_parts[0][name]
-            for name in laid_parts[0]
-        }
+        laid = {name: np.empty(len(values), dtype=np.int32) for name in _LAID}
+
+        def lay_out(part: slice, rows: slice) -> None:
+            one = _tie_groups(
+                values[rows],
+                _order_adjacent(values[rows], sizes[part], unordered[part]),
+                sizes[part],
+            )
+            for name, column in laid.items():
+                column[rows] = one[name]
+
+        # parts of the rankings a few cache-sized arrays each, side by side
+        run_all([partial(lay_out, part, rows) for part, rows in _parts(sizes)])
     else:
         frame = run.select(
             found.ranking.alias(RANKING), "doc_id", value.alias(_VALUE)
@@ -207,12 +205,17 @@ def rank_with_ties(
     return Ranked(rows, rankings)
 
 
+#: Rows of a part of the rankings (:func:`_parts`): its arrays stay in the
+#: processor's caches
+_PART_ROWS = 1 << 16
+
+
 def _parts(sizes: np.ndarray) -> list[tuple[slice, slice]]:
-    """Split adjacent rankings into parts of about as many rows, one per thread.
+    """Split adjacent rankings into parts of about :data:`_PART_ROWS` rows, at least one per thread.
 
     Returns ``(rankings, rows)`` slices, in order: each part's rankings and
-    their rows (``sizes`` of them each, laid end to end); one part with one
-    thread.
+    their rows (``sizes`` of them each, laid end to end). Parts hold whole
+    rankings, so a long ranking makes its part longer.
     """
     import numpy as np
 
@@ -220,7 +223,8 @@ def _parts(sizes: np.ndarray) -> list[tuple[slice, slice]]:
         return [(slice(0, 0), slice(0, 0))]
     ends = np.cumsum(sizes)
     total = int(ends[-1])
-    wanted = np.arange(1, workers()) * total // workers()
+    n = max(workers(), -(-total // _PART_ROWS))
+    wanted = np.arange(1, n) * total // n
     cuts = np.unique(np.searchsorted(ends, wanted, side="right"))
     bounds = [0, *(int(c) for c in cuts if 0 < c < len(sizes)), len(sizes)]
     rows = [0, *(int(ends[b - 1]) for b in bounds[1:])]
@@ -228,13 +232,6 @@ def _parts(sizes: np.ndarray) -> list[tuple[slice, slice]]:
         (slice(bounds[i], bounds[i + 1]), slice(rows[i], rows[i + 1]))
         for i in range(len(bounds) - 1)
     ]
-
-
-def _lay_out(
-    values: np.ndarray, sizes: np.ndarray, unordered: np.ndarray
-) -> dict[str, np.ndarray]:
-    """``pos, tie_start, tie_size`` of adjacent rankings' rows, in row order."""
-    return _tie_groups(values, _order_adjacent(values, sizes, unordered), sizes)
 
 
 def _within_reach(

@@ -57,7 +57,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import polars as pl
 
@@ -311,14 +311,27 @@ def _per_key(
             (x_frame, y_frame), np.split(codes, [len(keys_x)]), strict=True
         )
     ]
-    rows_x, rows_y = _common(x_frame, y_frame)
     nx = np.bincount(sides[0].key, minlength=len(names))
     ny = np.bincount(sides[1].key, minlength=len(names))
+    batches = _batches(sides[0], sides[1], nx, ny)
+    # the join (polars) while numpy lays out the batches' depths
+    found: list[Any] = run_all(
+        [
+            partial(_common, x_frame, y_frame),
+            *(partial(_layout, batch.x, batch.y, batch.n_keys) for batch in batches),
+        ]
+    )
+    rows_x, rows_y = found[0]
     kinds = _kinds(ties, wanted)
     parts = run_all(
         [
-            partial(_batch, batch, p, ties, wanted, kinds)
-            for batch in _batches(sides[0], sides[1], rows_x, rows_y, nx, ny)
+            partial(_batch_scores, layout, batch, common, p, ties, wanted, kinds)
+            for layout, batch, common in zip(
+                found[1:],
+                batches,
+                _split(batches, sides[0], rows_x, rows_y),
+                strict=True,
+            )
         ]
     )
     values = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
@@ -340,35 +353,28 @@ _BATCH_DEPTHS = 1 << 16
 
 @dataclass(frozen=True)
 class _Batch:
-    """The keys ``0..n_keys - 1`` of a batch: both sides' rows and the common documents."""
+    """Keys ``first..first + n_keys - 1``: both sides' rows, the keys counted from 0."""
 
+    first: int
     n_keys: int
     x: _Side
     y: _Side
-    rows_x: np.ndarray
-    rows_y: np.ndarray
+    #: where the batch's rows stand among each side's
+    x_rows: slice
+    y_rows: slice
 
 
-def _batches(
-    x: _Side,
-    y: _Side,
-    rows_x: np.ndarray,
-    rows_y: np.ndarray,
-    nx: np.ndarray,
-    ny: np.ndarray,
-) -> list[_Batch]:
+def _batches(x: _Side, y: _Side, nx: np.ndarray, ny: np.ndarray) -> list[_Batch]:
     """Split the keys into batches of about :data:`_BATCH_DEPTHS` depths.
 
     Where both sides' rows come in key order (``pair_rankings`` numbers the
     keys so, when each ranking's rows are adjacent), each batch is a
-    stretch of each side's rows and of the common documents (in ``x``'s
-    row order, so in key order too), its keys counted from 0; otherwise
-    everything is one batch.
+    stretch of each side's rows; otherwise everything is one batch.
     """
     import numpy as np
 
     n_keys = len(nx)
-    whole = [_Batch(n_keys, x, y, rows_x, rows_y)]
+    whole = [_Batch(0, n_keys, x, y, slice(0, len(x.key)), slice(0, len(y.key)))]
     in_order = all(
         not len(side.key) or bool((side.key[1:] >= side.key[:-1]).all())
         for side in (x, y)
@@ -376,39 +382,63 @@ def _batches(
     depths = np.cumsum(np.maximum(nx, ny))
     if not in_order or not n_keys or depths[-1] <= _BATCH_DEPTHS:
         return whole
-    ends = np.unique(
-        np.searchsorted(
-            depths, np.arange(_BATCH_DEPTHS, depths[-1], _BATCH_DEPTHS), side="right"
-        )
+    ends = np.searchsorted(
+        depths, np.arange(_BATCH_DEPTHS, depths[-1], _BATCH_DEPTHS), side="right"
     )
     bounds = np.unique(np.concatenate([[0], ends, [n_keys]]))
-    common_key = x.key[rows_x]
     cut_x = np.searchsorted(x.key, bounds)
     cut_y = np.searchsorted(y.key, bounds)
-    cut_c = np.searchsorted(common_key, bounds)
     batches = []
     for i in range(len(bounds) - 1):
         first = int(bounds[i])
         xs, ys = slice(cut_x[i], cut_x[i + 1]), slice(cut_y[i], cut_y[i + 1])
-        cs = slice(cut_c[i], cut_c[i + 1])
         batches.append(
             _Batch(
+                first=first,
                 n_keys=int(bounds[i + 1]) - first,
                 x=_Side(x.key[xs] - first, x.pos[xs], x.start[xs], x.size[xs]),
                 y=_Side(y.key[ys] - first, y.pos[ys], y.start[ys], y.size[ys]),
-                rows_x=rows_x[cs] - xs.start,
-                rows_y=rows_y[cs] - ys.start,
+                x_rows=xs,
+                y_rows=ys,
             )
         )
     return batches
 
 
-def _batch(
-    batch: _Batch, p: float, ties: str, wanted: tuple[str, ...], kinds: tuple[str, ...]
+def _split(
+    batches: list[_Batch], x: _Side, rows_x: np.ndarray, rows_y: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each batch's common documents, as rows of its own sides.
+
+    The common documents come in ``x``'s row order (:func:`_common`), so in
+    key order where there are several batches.
+    """
+    import numpy as np
+
+    if len(batches) == 1:
+        return [(rows_x, rows_y)]
+    firsts = [batch.first for batch in batches]
+    cuts = np.searchsorted(x.key[rows_x], [*firsts, firsts[-1] + batches[-1].n_keys])
+    return [
+        (
+            rows_x[cuts[i] : cuts[i + 1]] - batch.x_rows.start,
+            rows_y[cuts[i] : cuts[i + 1]] - batch.y_rows.start,
+        )
+        for i, batch in enumerate(batches)
+    ]
+
+
+def _batch_scores(
+    layout: _Layout,
+    batch: _Batch,
+    common: tuple[np.ndarray, np.ndarray],
+    p: float,
+    ties: str,
+    wanted: tuple[str, ...],
+    kinds: tuple[str, ...],
 ) -> dict[str, np.ndarray]:
     """Compute the ``wanted`` scores of one batch's keys."""
-    layout = _layout(batch.x, batch.y, batch.n_keys)
-    depths = _depths(layout, batch.x, batch.y, batch.rows_x, batch.rows_y, kinds)
+    depths = _depths(layout, batch.x, batch.y, *common, kinds)
     return _scores(depths, p, ties, wanted)
 
 

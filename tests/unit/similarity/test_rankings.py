@@ -96,6 +96,18 @@ def test_parts_cover_every_ranking_once_at_ranking_boundaries(
             assert after.start == part.stop
 
 
+def test_parts_hold_about_part_rows_each_but_whole_rankings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(rankings, "workers", lambda: 2)
+    monkeypatch.setattr(rankings, "_PART_ROWS", 50)
+    sizes = np.array([5, 1, 300, 2, 2, 40, 1, 30, 30])
+    parts = rankings._parts(sizes)
+    assert len(parts) >= 3
+    for _, rows in parts:
+        assert rows.stop - rows.start <= 300 + 50
+
+
 def test_rank_with_ties_is_the_same_on_one_thread_and_on_several(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -119,11 +131,13 @@ def test_rank_with_ties_is_the_same_on_one_thread_and_on_several(
         )
     run = pl.concat(frames).lazy()
 
-    def ranked(n: int) -> pl.DataFrame:
+    def ranked(n: int, part_rows: int = 1 << 16) -> pl.DataFrame:
         monkeypatch.setattr(rankings, "workers", lambda: n)
+        monkeypatch.setattr(rankings, "_PART_ROWS", part_rows)
         return rankings.rank_with_ties(run, reach=7).rows
 
     one = ranked(1)
     assert one.height < 30 * 12  # the reach cut something
     for n in (2, 5):
         assert ranked(n).equals(one)
+    assert ranked(1, part_rows=20).equals(one)
