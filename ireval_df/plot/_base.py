@@ -161,7 +161,7 @@ def outcome(delta: pl.Expr, significant: pl.Expr, higher: pl.Expr) -> pl.Expr:
     Examples
     --------
     >>> frame = pl.DataFrame({"d": [0.1, -0.1, 0.1], "s": [True, True, False]})
-    >>> frame.select(outcome(pl.col("d"), pl.col("s"), pl.lit(True)))["d"].to_list()
+    >>> frame.select(outcome(pl.col("d"), pl.col("s"), pl.lit(True)).alias("o"))["o"].to_list()
     ['better (significant)', 'worse (significant)', 'not significant']
     """
     better = pl.when(higher).then(delta > 0).otherwise(delta < 0)

@@ -118,9 +118,11 @@ def pr_points(
         )
     )
     if slices:
-        attributes = as_queries(queries).select("query_id", *slices)
-        found_at = found_at.join(attributes, on="query_id", how="left")
-        _check_by(found_at.collect_schema(), slices)
+        attributes = as_queries(queries)
+        _check_by(attributes.collect_schema(), slices)
+        found_at = found_at.join(
+            attributes.select("query_id", *slices), on="query_id", how="left"
+        )
     points = found_at.collect()
     return points.select(
         "run_id", "query_id", *slices, "rank", "recall", "precision"
@@ -151,8 +153,10 @@ def pr_curve(
 
     ``interpolated=True`` draws the 11-point interpolated curve of each run:
     the mean over queries of trec_eval's ``iprec_at_recall_0.00`` ...
-    ``_1.00`` (the registry's ``IPrec@0`` ... ``IPrec@1``), the best
-    precision at any recall at least that level. ``interpolated=False``
+    ``_1.00`` (the registry's ``IPrec@0`` ... ``IPrec@1``): at level r,
+    the best precision at a rank that has retrieved at least
+    ``lround(r * R)`` of the R relevant documents (trec_eval 10.0's
+    rounding). ``interpolated=False``
     draws each query's raw curve, one thin line per query in a panel per
     run: its precision and recall at each rank where a relevant document is
     retrieved (a query that retrieves none has no line).

@@ -85,12 +85,12 @@ def deltas(compare_frame: Any) -> Any:
 
     Examples
     --------
-    >>> import warnings
-    >>> with warnings.catch_warnings():
-    ...     warnings.simplefilter("ignore")
-    ...     per_query = ie.evaluate(["data/runs/bm25.run", "data/runs/dense.run"],
-    ...                             "data/qrels.txt", ["nDCG@10", "AP"])
-    >>> chart = ie.plot.deltas(ie.compare(per_query, baseline="bm25"))
+    >>> per_query = pl.DataFrame({"run_id": ["a"] * 4 + ["b"] * 4,
+    ...     "query_id": ["1", "2", "3", "4"] * 2, "metric": "AP",
+    ...     "value": [0.1, 0.2, 0.3, 0.4, 0.3, 0.5, 0.4, 0.6]})
+    >>> chart = ie.plot.deltas(ie.compare(per_query, baseline="a"))
+    >>> [(row["pair"], row["metric"], row["outcome"]) for row in chart.data.values]
+    [('b − a', 'AP', 'better (significant)')]
     >>> chart.to_dict()["layer"][2]["encoding"]["x"]["field"]
     'delta'
     """
