@@ -205,8 +205,8 @@ def records(frame: pl.DataFrame) -> list[dict[str, Any]]:
     return frame.with_columns(pl.col(temporal).cast(pl.String)).to_dicts()
 
 
-def title(alt: Any, text: str, subtitle: str) -> Any:
-    """Return a chart title: bold, with a subtitle, at the left edge."""
+def title(alt: Any, text: str, subtitle: str | list[str]) -> Any:
+    """Return a chart title: bold, with a subtitle (a list: lines), at the left edge."""
     return alt.TitleParams(text, subtitle=subtitle, anchor="start", fontSize=15)
 
 

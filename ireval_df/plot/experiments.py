@@ -314,7 +314,7 @@ def ab(ab_frame: Any, *, relative: bool = True) -> Any:
             x=alt.X(
                 "low:Q",
                 title=title_x,
-                axis=alt.Axis(format="+.0%" if relative else "+"),
+                axis=alt.Axis(format="+.0%" if relative else "+", tickCount=6),
             ),
             x2="high:Q",
             y=y,
@@ -340,7 +340,8 @@ def ab(ab_frame: Any, *, relative: bool = True) -> Any:
         title=title(
             alt,
             "A/B test: effect of the treatment, with its interval",
-            subtitle="colour: the test's outcome in the metric's own direction",
+            subtitle="colour: the test's outcome (after the correction) in the "
+            "metric's own direction",
         )
     )
 
@@ -449,7 +450,7 @@ def interleaving(frame: Any) -> Any:
     return alt.layer(
         base.mark_rule(color="#333333", strokeDash=[4, 3]).encode(x=alt.datum(0)),
         base.mark_rule(strokeWidth=2.5).encode(
-            x=alt.X("ci_low:Q", title=axis_title),
+            x=alt.X("ci_low:Q", title=axis_title, axis=alt.Axis(tickCount=6)),
             x2="ci_high:Q",
             y=y,
             color=color,

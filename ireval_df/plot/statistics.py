@@ -130,7 +130,11 @@ def deltas(compare_frame: Any) -> Any:
     ]
     zero = base.mark_rule(color="#333333", strokeDash=[4, 3]).encode(x=alt.datum(0))
     interval = base.mark_rule(strokeWidth=2.5).encode(
-        x=alt.X("ci_low:Q", title="difference from the baseline (run − baseline)"),
+        x=alt.X(
+            "ci_low:Q",
+            title="difference from the baseline (run − baseline)",
+            axis=alt.Axis(tickCount=6),
+        ),
         x2="ci_high:Q",
         y=y,
         color=color,
@@ -145,7 +149,11 @@ def deltas(compare_frame: Any) -> Any:
     heading = title(
         alt,
         "Difference from the baseline, with its interval",
-        subtitle="point: difference of the means; line: confidence interval",
+        subtitle=[
+            "point: difference of the means; line: its confidence interval",
+            "colour: the test after compare()'s correction "
+            "(an interval clear of 0 may still be grey)",
+        ],
     )
     return _facet(
         alt, chart, row=_several(data, "slice"), column=_several(data, "pair")

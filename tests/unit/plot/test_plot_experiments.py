@@ -116,3 +116,21 @@ def test_altair_missing_names_the_extra(monkeypatch):
     monkeypatch.setattr(importlib, "import_module", refuse)
     with pytest.raises(ie.errors.IrevalError, match=r'pip install "ireval-df\[plot\]"'):
         ie.plot.propensities(pl.DataFrame())
+
+
+def test_a_chart_saves_as_svg_and_html_too(tmp_path):
+    frame = pl.DataFrame(
+        {
+            "position": [1, 2],
+            "propensity": [1.0, 0.5],
+            "ci_low": [1.0, 0.4],
+            "ci_high": [1.0, 0.6],
+        }
+    )
+    chart = ie.plot.propensities(frame)
+    chart.save(str(tmp_path / "p.svg"))
+    chart.save(str(tmp_path / "p.html"))
+    assert (tmp_path / "p.svg").read_text().lstrip().startswith("<svg")
+    html = (tmp_path / "p.html").read_text()
+    assert "vegaEmbed" in html
+    assert '"propensity": 0.5' in html or '"propensity":0.5' in html
