@@ -134,3 +134,12 @@ def test_a_chart_saves_as_svg_and_html_too(tmp_path):
     html = (tmp_path / "p.html").read_text()
     assert "vegaEmbed" in html
     assert '"propensity": 0.5' in html or '"propensity":0.5' in html
+
+
+def test_position_ctr_by_slice_makes_a_panel_per_slice(log):
+    frame = ie.online.metrics(log, "PositionCTR@10", by="device")
+    chart = ie.plot.position_ctr(frame)
+    drawn = pl.DataFrame(rows(chart))
+    assert set(drawn["slice"]) == {"desktop", "mobile", "tablet"}
+    assert drawn["value"].to_list() == frame["value"].to_list()
+    assert chart.to_dict()["facet"]["column"]["field"] == "slice"
