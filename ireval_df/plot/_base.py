@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -138,19 +139,34 @@ def slice_label(frame: pl.DataFrame, by: Sequence[str]) -> pl.Expr:
     return texts[0] if len(by) == 1 else pl.concat_str(texts, separator=", ")
 
 
-def direction(metrics: Sequence[str]) -> dict[str, bool]:
+def direction(
+    metrics: Sequence[str], *, higher_is_better: bool | Mapping[str, bool] | None = None
+) -> dict[str, bool]:
     """Return whether higher is better for each metric name.
 
     Registry measures bring their own direction; any other name (a user's
-    own score) is read as higher is better.
+    own score) takes ``higher_is_better`` (one for all, or per name), else
+    higher is better. Contradicting the registry is an ``OptionError``.
 
     Examples
     --------
     >>> direction(["AP", "ZeroResultRate"])
     {'AP': True, 'ZeroResultRate': False}
+    >>> direction(["latency_ms", "AP"], higher_is_better={"latency_ms": False})
+    {'latency_ms': False, 'AP': True}
     """
-    found = properties(list(metrics), higher_is_better=True)
-    return {p.metric: p.higher_is_better for p in found}
+    out = {}
+    for name in metrics:
+        # a bool applies to unregistered names only; a mapping's entry is checked
+        given: bool | dict[str, bool] = (
+            higher_is_better
+            if isinstance(higher_is_better, bool)
+            else {name: higher_is_better[name]}
+            if isinstance(higher_is_better, Mapping) and name in higher_is_better
+            else True
+        )
+        out[name] = properties([name], higher_is_better=given)[0].higher_is_better
+    return out
 
 
 def outcome(delta: pl.Expr, significant: pl.Expr, higher: pl.Expr) -> pl.Expr:

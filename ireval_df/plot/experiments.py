@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -20,6 +20,9 @@ from ireval_df.plot._base import (
     slice_label,
     title,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["ab", "interleaving", "position_ctr", "propensities"]
 
@@ -213,7 +216,12 @@ def propensities(frame: Any) -> Any:
     )
 
 
-def ab(ab_frame: Any, *, relative: bool = True) -> Any:
+def ab(
+    ab_frame: Any,
+    *,
+    relative: bool = True,
+    higher_is_better: bool | Mapping[str, bool] | None = None,
+) -> Any:
     """Forest plot of an A/B test: each metric's effect and interval, per slice.
 
     One row per metric: the treatment's difference from control (relative,
@@ -231,6 +239,9 @@ def ab(ab_frame: Any, *, relative: bool = True) -> Any:
         ``relative=True``, ``delta_rel, rel_ci_low, rel_ci_high``.
     relative : bool, default True
         Draw ``delta_rel`` (percent of control) rather than ``delta``.
+    higher_is_better : bool or mapping of str to bool, optional
+        The direction of metrics the registry does not know (default:
+        higher is better), for the colour.
 
     Returns
     -------
@@ -286,7 +297,9 @@ def ab(ab_frame: Any, *, relative: bool = True) -> Any:
         outcome(
             pl.col("delta"),
             pl.col("significant"),
-            pl.col("metric").replace_strict(direction(metrics)),
+            pl.col("metric").replace_strict(
+                direction(metrics, higher_is_better=higher_is_better)
+            ),
         ).alias("outcome"),
         *extra,
     ).filter(pl.col("effect").is_not_null() & pl.col("low").is_not_null())

@@ -22,7 +22,7 @@ from ireval_df.plot._base import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
 __all__ = ["deltas", "disagreement", "per_query", "similarity", "slices"]
 
@@ -54,7 +54,9 @@ def _several(frame: pl.DataFrame, column: str) -> str | None:
     return column if frame[column].n_unique() > 1 else None
 
 
-def deltas(compare_frame: Any) -> Any:
+def deltas(
+    compare_frame: Any, *, higher_is_better: bool | Mapping[str, bool] | None = None
+) -> Any:
     """Forest plot of each difference and its interval, per metric and slice.
 
     One row per metric: the difference of the run's mean from the
@@ -70,6 +72,10 @@ def deltas(compare_frame: Any) -> Any:
         ``run_id, baseline, [by...], metric, delta, ci_low, ci_high,
         significant``; ``p_adjusted``, ``n_queries``, ``mean`` and
         ``baseline_mean`` go into the tooltips when present.
+    higher_is_better : bool or mapping of str to bool, optional
+        The direction of metrics the registry does not know, as given to
+        :func:`ireval_df.compare` (default: higher is better), for the
+        colour.
 
     Returns
     -------
@@ -112,7 +118,9 @@ def deltas(compare_frame: Any) -> Any:
         outcome(
             pl.col("delta"),
             pl.col("significant"),
-            pl.col("metric").replace_strict(direction(metrics)),
+            pl.col("metric").replace_strict(
+                direction(metrics, higher_is_better=higher_is_better)
+            ),
         ).alias("outcome"),
         *extra,
     ).filter(pl.col("delta").is_not_null())
@@ -160,7 +168,14 @@ def deltas(compare_frame: Any) -> Any:
     ).properties(title=heading)
 
 
-def per_query(per_query: Any, run: str, baseline: str, metric: str) -> Any:
+def per_query(
+    per_query: Any,
+    run: str,
+    baseline: str,
+    metric: str,
+    *,
+    higher_is_better: bool | None = None,
+) -> Any:
     """Per-query differences of one run from a baseline, sorted: wins, then losses.
 
     One bar per query, tallest win first: the run's value minus the
@@ -178,6 +193,9 @@ def per_query(per_query: Any, run: str, baseline: str, metric: str) -> Any:
         The two ``run_id`` values to compare.
     metric : str
         The metric, as the ``metric`` column spells it (``"nDCG@10"``).
+    higher_is_better : bool, optional
+        The direction of a metric the registry does not know (default:
+        higher is better): which differences are wins.
 
     Returns
     -------
@@ -230,7 +248,7 @@ def per_query(per_query: Any, run: str, baseline: str, metric: str) -> Any:
         *(pl.coalesce(c, f"{c}__ireval_b").alias(c) for c in attributes),
         pl.col("run_value", "baseline_value").fill_null(0.0),
     )
-    higher = direction([metric])[metric]
+    higher = direction([metric], higher_is_better=higher_is_better)[metric]
     delta = pl.col("run_value") - pl.col("baseline_value")
     better = delta > 0 if higher else delta < 0
     worse = delta < 0 if higher else delta > 0

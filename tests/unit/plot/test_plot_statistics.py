@@ -226,3 +226,24 @@ def test_similarity_boxes_per_slice(rbo, tmp_path):
     assert_png(chart, tmp_path / "similarity.png")
     with pytest.raises(SchemaError, match=r"(?s)\['device'\].*ie.similarity"):
         ie.plot.similarity(frame, by="device")
+
+
+def test_a_users_own_metric_takes_its_declared_direction():
+    per_query = pl.DataFrame(
+        {
+            "run_id": ["a"] * 4 + ["b"] * 4,
+            "query_id": ["1", "2", "3", "4"] * 2,
+            "metric": "latency_ms",
+            "value": [100.0, 120.0, 90.0, 110.0, 80.0, 95.0, 70.0, 85.0],
+        }
+    )
+    compared = ie.compare(per_query, baseline="a", higher_is_better=False, ci="t")
+    assert rows(ie.plot.deltas(compared))[0]["outcome"] == "worse (significant)"
+    faster = ie.plot.deltas(compared, higher_is_better={"latency_ms": False})
+    assert rows(faster)[0]["outcome"] == "better (significant)"
+    wins = ie.plot.per_query(per_query, "b", "a", "latency_ms", higher_is_better=False)
+    assert {r["outcome"] for r in rows(wins)} == {"win"}
+    with pytest.raises(OptionError, match=r"contradicts the registry"):
+        ie.plot.deltas(
+            compared.with_columns(metric=pl.lit("AP")), higher_is_better={"AP": False}
+        )
