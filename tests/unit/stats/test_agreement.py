@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 import ireval_df as ie
-from ireval_df.errors import DataError, SchemaError
+from ireval_df.errors import DataError, MetricSpecError, SchemaError
 from ireval_df.stats import tau_ap
 
 
@@ -93,6 +93,50 @@ def test_ab_frame_with_system_mapping_and_slices():
     assert got["n_opposite"].to_list() == [0, 1]
     assert got["opposite_pairs"].to_list() == [[], ["ctl vs t1"]]
     assert got["kendall_tau"][0] == pytest.approx(1.0)
+
+
+def test_lower_is_better_metrics_are_turned_round():
+    # offline: b is better than a on nDCG@10 (+0.05). Online, b's users abandon
+    # less (Abandonment -0.02, lower is better): the two agree, and a rise in
+    # abandonment would be the disagreement.
+    offline = _offline().filter(pl.col("baseline") == "a")
+    ab = pl.DataFrame(
+        {
+            "variant": ["b", "c"],
+            "metric": "Abandonment",
+            "delta": [-0.02, -0.03],
+            "significant": [True, True],
+        }
+    )
+    row = ie.agreement(offline, ab, control="a").row(0, named=True)
+    assert row["sign_agreement"] == 1.0
+    assert row["n_opposite"] == 0
+    # ordering: offline c > b > a; online c abandons least: c > b > a
+    assert row["kendall_tau"] == pytest.approx(1.0)
+    assert row["tau_ap"] == pytest.approx(1.0)
+    worse = ab.with_columns(delta=-pl.col("delta"))
+    row = ie.agreement(offline, worse, control="a").row(0, named=True)
+    assert row["sign_agreement"] == 0.0
+    assert row["opposite_pairs"] == ["a vs b", "a vs c"]
+    assert row["kendall_tau"] == pytest.approx(-1.0)
+
+
+def test_own_metric_names_need_a_direction():
+    offline = _offline().filter(pl.col("baseline") == "a")
+    ab = pl.DataFrame(
+        {"variant": ["b", "c"], "metric": "latency_ms", "delta": [5.0, -3.0]}
+    )
+    with pytest.raises(MetricSpecError, match="higher_is_better="):
+        ie.agreement(offline, ab, control="a")
+    # lower latency is better: b (+5 ms) disagrees with nDCG, c (-3 ms) agrees
+    row = ie.agreement(
+        offline, ab, control="a", higher_is_better={"latency_ms": False}
+    ).row(0, named=True)
+    assert row["sign_agreement"] == 0.5
+    # an A/B test's per-position rows take the direction of their registry name
+    per_position = ab.with_columns(metric=pl.lit("PositionCTR@3[1]"))
+    row = ie.agreement(offline, per_position, control="a").row(0, named=True)
+    assert row["sign_agreement"] == 0.5  # CTR: higher is better, b +5 agrees
 
 
 def test_bad_input():
