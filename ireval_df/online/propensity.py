@@ -642,7 +642,8 @@ def counterfactual(
     clip : float, optional
         Propensities below ``clip`` are raised to it (fewer extreme weights,
         some bias); ``clipped_share`` reports the share of the unclipped
-        weight removed.
+        weight removed (1 when a credited click is at a position of
+        propensity zero, whose unclipped weight is infinite).
     k : int, default 10
         Depth of the positivity check: the new ranking's top-k documents
         that no logged search of the query showed cannot earn any credit,
@@ -750,10 +751,17 @@ def counterfactual(
         )
         raw_total = float(weighted["y_raw"].sum())
         used_total = float(weighted["y"].sum())
+        # a credited click at a position of propensity zero has an infinite
+        # unclipped weight: clipping removed all of it, whatever the others
+        infinite = weighted.filter(
+            (pl.col("__ireval_p") == 0) & (pl.col("lam") > 0)
+        ).height
         clipped_share = (
-            (raw_total - used_total) / raw_total
-            if raw_total > 0 and math.isfinite(raw_total)
-            else (1.0 if zero and used_total > 0 else 0.0)
+            1.0
+            if infinite
+            else (raw_total - used_total) / raw_total
+            if raw_total > 0
+            else 0.0
         )
         per = (
             searches.join(

@@ -402,6 +402,12 @@ def test_zero_propensity():
     fine = counterfactual(clicks_at_2, run, "CTR@2", propensities=got, clip=0.1)
     assert fine["value"][0] == pytest.approx(10.0)
     assert fine["clipped_share"][0] == 1.0
+    # clicks at both positions: the one at propensity zero still has an
+    # infinite unclipped weight, so all of it is clipped (the share was -10)
+    both = frame.with_columns(clicked=pl.lit(value=True))
+    mixed = counterfactual(both, run, "CTR@2", propensities=got, clip=0.1)
+    assert mixed["value"][0] == pytest.approx((1 + 10 + 1 + 10) / 2)
+    assert mixed["clipped_share"][0] == 1.0
 
 
 def test_bad_options():
