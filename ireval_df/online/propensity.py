@@ -147,26 +147,74 @@ def _swap(frame: pl.DataFrame, depth: int, flag: str) -> np.ndarray:
     return theta
 
 
-def _pairs(frame: pl.DataFrame, weighting: str) -> pl.DataFrame:
-    """Intervention sets: per position pair (a < b), the weighted CTR sums at a and at b."""
-    cells = frame.group_by("query_id", "doc_id", "position").agg(
-        c=(pl.col(_W) * pl.col("clicked")).sum().cast(pl.Float64),
-        n=pl.col(_W).sum().cast(pl.Float64),
-    )
-    cells = cells.filter(pl.col("n") > 0)
+def _pairs(frame: pl.DataFrame, weighting: str, ranker: str | None) -> pl.DataFrame:
+    """Intervention sets: per position pair (a < b), the weighted click rates at a and at b.
+
+    Each (query, doc) shown at both a and b adds omega * rate_a to ``ca`` and
+    omega * rate_b to ``cb``; the ratio cb / ca estimates theta_b / theta_a.
+
+    * ``traffic`` (Agarwal et al. 2019, their harvested click rates):
+      with a ``ranker`` column, rate_k = clicks at k / w(q, d, k), where
+      w(q, d, k) = sum of n_i over the rankers i that showed d at k for q and
+      n_i is ranker i's number of searches; omega = 1. Without one, rate_k
+      is the click-through rate at k and omega the query's number of
+      searches, n_q: the same expectation, Pr(q) theta_k rel(q, d) per pair
+      up to a constant, when rankers serve queries alike.
+    * ``uniform``: rate_k the click-through rate, omega = 1.
+    * ``harmonic``: rate_k the click-through rate, omega = n_k n_b / (n_k +
+      n_b), the inverse of the variance factor 1 / n_a + 1 / n_b.
+    """
+    weight = pl.col(_W)
+    keys = ["query_id", "doc_id", "position"]
+    if weighting == "traffic" and ranker is not None:
+        per_search = frame.unique("search_id")
+        n_ranker = per_search.group_by(ranker).agg(
+            __ireval_nr=weight.sum().cast(pl.Float64)
+        )
+        cells = (
+            frame.group_by(*keys, ranker)
+            .agg(
+                c=(weight * pl.col("clicked")).sum().cast(pl.Float64),
+                n=weight.sum().cast(pl.Float64),
+            )
+            .filter(pl.col("n") > 0)
+            .join(n_ranker, on=ranker)
+            .group_by(keys)
+            .agg(pl.col("c").sum(), pl.col("n").sum(), w=pl.col("__ireval_nr").sum())
+            .with_columns(rate=pl.col("c") / pl.col("w"), omega=pl.lit(1.0))
+        )
+    else:
+        cells = (
+            frame.group_by(keys)
+            .agg(
+                c=(weight * pl.col("clicked")).sum().cast(pl.Float64),
+                n=weight.sum().cast(pl.Float64),
+            )
+            .filter(pl.col("n") > 0)
+            .with_columns(rate=pl.col("c") / pl.col("n"))
+        )
+        if weighting == "traffic":
+            n_query = (
+                frame.unique("search_id")
+                .group_by("query_id")
+                .agg(omega=weight.sum().cast(pl.Float64))
+            )
+            cells = cells.join(n_query, on="query_id")
+        else:
+            cells = cells.with_columns(omega=pl.lit(1.0))
     joined = cells.join(cells, on=["query_id", "doc_id"], suffix="_b").filter(
         pl.col("position") < pl.col("position_b")
     )
-    if weighting == "traffic":
+    if weighting == "harmonic":
         omega = pl.col("n") * pl.col("n_b") / (pl.col("n") + pl.col("n_b"))
     else:
-        omega = pl.lit(1.0)
+        omega = pl.col("omega")  # per query (or 1): the same on both sides
     return (
         joined.with_columns(omega=omega)
         .group_by(a="position", b="position_b")
         .agg(
-            ca=(pl.col("omega") * pl.col("c") / pl.col("n")).sum(),
-            cb=(pl.col("omega") * pl.col("c_b") / pl.col("n_b")).sum(),
+            ca=(pl.col("omega") * pl.col("rate")).sum(),
+            cb=(pl.col("omega") * pl.col("rate_b")).sum(),
             weight=pl.col("omega").sum(),
         )
         .sort("a", "b")
@@ -297,8 +345,9 @@ def propensities(
     alpha: float = 0.05,
     pivot: int = 1,
     cluster: str = "search_id",
-    weighting: Literal["traffic", "uniform"] = "traffic",
+    weighting: Literal["traffic", "uniform", "harmonic"] = "traffic",
     randomization: str = "randomization",
+    ranker: str | None = "ranker",
     **fit_options: Any,
 ) -> pl.DataFrame:
     """Estimate examination propensities by position, relative to position 1.
@@ -335,17 +384,32 @@ def propensities(
         The unit the bootstrap resamples: ``"search_id"``, or ``"query_id"``
         to resample whole queries (wider intervals, honest when queries'
         documents are shared across searches).
-    weighting : {"traffic", "uniform"}, default "traffic"
-        Intervention harvesting: ``"traffic"`` weights each (query, doc) of
-        an intervention set S_{k,k'} by n_k n_k' / (n_k + n_k'), its
-        impressions at the two positions, which are the logging rankers'
-        traffic on that query (so no ``ranker`` column is needed, and a
-        ranker that serves little traffic counts little); ``"uniform"``
-        weights every pair alike (as ``ultr-bias-toolkit`` does). Both
-        weights are symmetric in k and k', which keeps the ratios unbiased
-        under a position-based model.
+    weighting : {"traffic", "uniform", "harmonic"}, default "traffic"
+        Intervention harvesting: how the (query, doc) pairs of an
+        intervention set S_{k,k'} add up. ``"traffic"`` is Agarwal et al.'s
+        estimator: each click at k counts 1 / w(q, d, k), where w(q, d, k)
+        is the number of searches of the logging rankers that put d at k for
+        q (each ranker's whole traffic, n_i, read from the ``ranker``
+        column), so a pair counts by its query's share of the traffic.
+        Without a ``ranker`` column each pair's click-through rates at k and
+        k' count by its query's number of searches, n_q, which has the same
+        expectation when the rankers serve queries alike, and also suits
+        randomised or interleaved lists, where no single ranker placed a
+        document. ``"uniform"`` counts every pair's click-through rates
+        alike (``ultr-bias-toolkit``'s default). ``"harmonic"`` weights them
+        by n_k n_k' / (n_k + n_k'), the pair's impressions at k and k' (the
+        inverse of the variance factor 1 / n_k + 1 / n_k'): less variance
+        when a pair's impressions are unbalanced, not in the paper. Every
+        weight depends on counts only, never on clicks, and is the same at
+        k and k', so cb / ca stays consistent for theta_k' / theta_k under
+        a position-based model.
     randomization : str, default "randomization"
         The column of the flags ``randtop<n>`` and ``swap<k>``.
+    ranker : str or None, default "ranker"
+        The column naming the ranker that served each search, for
+        ``weighting="traffic"`` (a column of the searches when ``data`` is
+        a SearchLog, such as ``"variant"`` for an A/B log); ignored when the
+        log has no such column, and ``None`` never reads one.
 
     Returns
     -------
@@ -365,7 +429,7 @@ def propensities(
         An unknown method or a bad option.
     """
     check_choice("method", method, METHODS)
-    check_choice("weighting", weighting, ("traffic", "uniform"))
+    check_choice("weighting", weighting, ("traffic", "uniform", "harmonic"))
     check_choice("cluster", cluster, ("search_id", "query_id"))
     if not 0 < alpha < 1:
         msg = f"alpha={alpha!r} is not between 0 and 1."
@@ -378,6 +442,12 @@ def propensities(
         msg = f"n_bootstrap={n_bootstrap!r} is not a whole number >= 0 (default 200)."
         raise OptionError(msg)
     frame = _flat(data, first_page=method == "pbm")
+    ranker_column = _ranker_column(data, frame, ranker) if method in _HARVEST else None
+    if ranker_column is not None and ranker_column not in frame.columns:
+        assert isinstance(data, SearchLog)  # noqa: S101 - _ranker_column checked it
+        frame = frame.join(
+            data.searches.select("search_id", ranker_column), on="search_id"
+        )
     if k is not None:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             msg = f"k={k!r} is not a whole number >= 1."
@@ -423,7 +493,7 @@ def propensities(
     else:
 
         def estimate(f: pl.DataFrame) -> np.ndarray:
-            pairs = _pairs(f, weighting)
+            pairs = _pairs(f, weighting, ranker_column)
             if method == "pivot":
                 return _pivot(pairs, depth, pivot)
             if method == "adjacent_chain":
@@ -477,6 +547,36 @@ def propensities(
     ).with_columns(pl.col("propensity", "ci_low", "ci_high").fill_nan(None))
     _warn_estimates(result, method)
     return result
+
+
+def _ranker_column(data: Any, frame: pl.DataFrame, ranker: str | None) -> str | None:
+    """Return the column naming each search's ranker, if the log has one."""
+    if ranker is None:
+        return None
+    if ranker in frame.columns:
+        column = frame[ranker]
+        per_search = frame.select("search_id", ranker)
+    elif isinstance(data, SearchLog) and ranker in data.searches.columns:
+        column = data.searches[ranker]
+        per_search = data.searches.select("search_id", ranker)
+    else:
+        return None
+    if column.null_count():
+        msg = (
+            f"the {ranker!r} column (the ranker that served each search) is null "
+            f"for {column.null_count():,} rows; intervention harvesting with "
+            "weighting='traffic' needs each search's ranker.\n  Hint: fill them, "
+            "or pass ranker=None to weight pairs by their query's searches instead."
+        )
+        raise DataError(msg)
+    if per_search.unique().group_by("search_id").len()["len"].max() != 1:
+        msg = (
+            f"the {ranker!r} column names more than one ranker within a search; "
+            "it must name the one ranker that served the search.\n  Hint: pass "
+            "ranker=None to weight pairs by their query's searches instead."
+        )
+        raise DataError(msg)
+    return ranker
 
 
 def _bootstrap(

@@ -172,6 +172,79 @@ def test_chain_breaks_where_no_pair_links_neighbours():
     assert pairs["propensity"].is_not_null().all()
 
 
+def _two_rankers() -> pl.DataFrame:
+    """q1: ranker A shows (a, b) 4 times, a clicked each time; B shows (b, a)
+    twice, a clicked once. q2: A shows (c, d) once, c clicked; B (d, c) once."""
+    lists = [("q1", "A", ["a", "b"], "a")] * 4 + [
+        ("q1", "B", ["b", "a"], "a"),
+        ("q1", "B", ["b", "a"], None),
+        ("q2", "A", ["c", "d"], "c"),
+        ("q2", "B", ["d", "c"], None),
+    ]
+    rows = [
+        (s, q, pos, d, d == hit, r)
+        for s, (q, r, docs, hit) in enumerate(lists)
+        for pos, d in enumerate(docs, start=1)
+    ]
+    return pl.DataFrame(
+        rows,
+        schema=["search_id", "query_id", "position", "doc_id", "clicked", "ranker"],
+        orient="row",
+    )
+
+
+@pytest.mark.parametrize(
+    ("weighting", "ranker", "expected"),
+    [
+        # Agarwal et al.: a click at k counts 1 / w(q, d, k), w the traffic of
+        # the rankers that put d at k (n_A = 5 searches, n_B = 3):
+        # ca = 4/5 (a at 1) + 1/5 (c at 1) = 1, cb = 1/3 (a at 2) + 0 (c at 2)
+        ("traffic", "ranker", 1 / 3),
+        # without the ranker: click-through rates weighted by the query's
+        # searches, n_q1 = 6, n_q2 = 2: ca = 6 * 1 + 2 * 1, cb = 6 * 1/2 + 0
+        ("traffic", None, 3 / 8),
+        # every pair alike: ca = 1 + 1, cb = 1/2 + 0
+        ("uniform", "ranker", 1 / 4),
+        # n_1 n_2 / (n_1 + n_2): a 4 * 2 / 6 = 4/3, c 1/2:
+        # ca = 4/3 + 1/2 = 11/6, cb = 4/3 * 1/2 = 2/3
+        ("harmonic", "ranker", 4 / 11),
+    ],
+)
+def test_harvesting_weights_by_hand(weighting, ranker, expected):
+    got = propensities(
+        _two_rankers(), "pivot", n_bootstrap=0, weighting=weighting, ranker=ranker
+    )
+    assert got["propensity"].to_list() == pytest.approx([1.0, expected])
+
+
+def test_harvesting_ranker_column_from_a_log_and_bad_rankers():
+    log = example_log()
+    # the example log's searches have no ranker column: n_q weights, as ranker=None
+    flat = click_frame(log)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert propensities(flat, "pivot", n_bootstrap=0).equals(
+            propensities(flat, "pivot", n_bootstrap=0, ranker=None)
+        )
+    frame = _two_rankers()
+    with pytest.raises(DataError, match="ranker=None"):
+        propensities(
+            frame.with_columns(
+                ranker=pl.when(pl.col("search_id") == 0).then(None).otherwise("ranker")
+            ),
+            "pivot",
+            n_bootstrap=0,
+        )
+    with pytest.raises(DataError, match="more than one ranker"):
+        propensities(
+            frame.with_columns(ranker=pl.format("{}{}", "ranker", "position")),
+            "pivot",
+            n_bootstrap=0,
+        )
+    with pytest.raises(OptionError, match="weighting"):
+        propensities(frame, "pivot", weighting="paper")
+
+
 def test_bootstrap_interval_covers_truth():
     sim = simulate("PBM", n_searches=8_000, seed=11)
     theta = sim.params["theta"] / sim.params["theta"][0]
