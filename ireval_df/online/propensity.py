@@ -735,10 +735,15 @@ def counterfactual(
         ``position, propensity`` (the output of :func:`propensities`) or a
         mapping position -> propensity. Every clicked position needs one.
     estimator : {"ips", "snips"}, default "ips"
-        ``snips`` divides by the mean per-search weight sum_d theta(pos) /
-        max(theta(pos), clip) over the results shown (expectation 1; below 1
-        when clipping shrinks weights), which undoes clipping's downward
-        scale; without ``clip`` it equals ``ips``.
+        ``snips`` divides the clipped estimate by the mean over searches of
+        the mean over shown results of theta(pos) / max(theta(pos), clip),
+        the share of the weight clipping kept: it rescales clipping's
+        downward scale (and may overshoot); without ``clip`` it equals
+        ``ips``. Not Swaminathan & Joachims's (2015) SNIPS, whose
+        denominator is the sum of the logged actions' importance weights
+        pi / pi_0 (expectation n, a control variate): examination weights
+        1 / theta have no observable counterpart of mean one
+        (``docs/propensities.md``).
     clip : float, optional
         Propensities below ``clip`` are raised to it (fewer extreme weights,
         some bias); ``clipped_share`` reports the share of the unclipped
