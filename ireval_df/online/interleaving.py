@@ -1110,6 +1110,7 @@ def _from_log(
             .get_column("search_id")
         )
         results = results.filter(pl.col("search_id").is_in(interleaved.implode()))
+    _warn_empty_searches(log, results)
     if clicks is None:
         if log.events is None:
             msg = (
@@ -1126,6 +1127,31 @@ def _from_log(
             pl.col("search_id").is_in(results.get_column("search_id").implode())
         )
     return results, clicks, searches
+
+
+def _warn_empty_searches(log: SearchLog, results: pl.DataFrame) -> None:
+    """Count the searches of the interleaved arms that showed nothing."""
+    arm = ["experiment_id", "variant"]
+    arms = (
+        log.searches.filter(
+            pl.col("search_id").is_in(results.get_column("search_id").implode())
+        )
+        .select(arm)
+        .unique()
+    )
+    shown = log.results.get_column("search_id") if log.results is not None else None
+    empty = log.searches.join(arms, on=arm, how="semi")
+    if shown is not None:
+        empty = empty.filter(~pl.col("search_id").is_in(shown.implode()))
+    if empty.height:
+        first = empty.get_column("search_id").sort()[0]
+        warn(
+            f"{empty.height:,} search(es) of the interleaved arm(s) showed no results "
+            f"(e.g. search_id={first!r}): with nothing shown they carry no "
+            "preference and get no outcome row (interleaving_test's n_no_click "
+            "does not count them; online.metrics' ZeroResultRate does).",
+            InterleavingWarning,
+        )
 
 
 def interleaving_outcomes(
@@ -1151,7 +1177,9 @@ def interleaving_outcomes(
         ``rank_<ranker>``) value are the interleaved ones, ``clicks``
         defaults to its ``events`` and ``searches`` to its ``searches``
         (``user_id``, ``query_class`` and the other slice columns come
-        along for :func:`interleaving_test`).
+        along for :func:`interleaving_test`). Searches of the interleaved
+        arms that showed no results are counted in an
+        :class:`~ireval_df.errors.InterleavingWarning`.
     clicks : polars or pandas DataFrame, optional
         One row per event: ``search_id`` and ``position`` (or ``doc_id``,
         matched to the document's position in the search's results);
