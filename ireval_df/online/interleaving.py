@@ -1102,14 +1102,22 @@ def _from_log(
     results = log.results
     marks = ["team"] if "team" in results.columns else []
     marks = marks or [c for c in results.columns if c.startswith("rank_")]
-    if marks:  # the searches that were interleaved (an A/B arm's rows lack these)
-        interleaved = (
-            results.group_by("search_id")
-            .agg(pl.any_horizontal(pl.col(marks).is_not_null()).any().alias("__i"))
-            .filter(pl.col("__i"))
-            .get_column("search_id")
+    if not marks:
+        msg = (
+            "the search log's results have no team or rank_<ranker> column, so "
+            "none of its searches was interleaved (an A/B log?).\n  Hint: log "
+            "what interleave() returns (search_id, position, doc_id, team, "
+            "rank_<ranker>...) as the interleaved searches' results."
         )
-        results = results.filter(pl.col("search_id").is_in(interleaved.implode()))
+        raise SchemaError(msg)
+    # the searches that were interleaved (an A/B arm's rows lack these)
+    interleaved = (
+        results.group_by("search_id")
+        .agg(pl.any_horizontal(pl.col(marks).is_not_null()).any().alias("__i"))
+        .filter(pl.col("__i"))
+        .get_column("search_id")
+    )
+    results = results.filter(pl.col("search_id").is_in(interleaved.implode()))
     _warn_empty_searches(log, results)
     if clicks is None:
         if log.events is None:

@@ -115,6 +115,14 @@ def test_searches_that_showed_nothing_are_counted():
     assert out["search_id"].to_list() == ["s1", "s2", "s3"]
 
 
+def test_a_log_without_interleaved_searches_says_so():
+    # an A/B log: plain results, no team or rank_<ranker>; its 218 zero-result
+    # searches are not reported as an interleaved arm's
+    ab_log = ie.online.read_log("data/log")
+    with pytest.raises(SchemaError, match="none of its searches was interleaved"):
+        ie.online.interleaving_outcomes(ab_log)
+
+
 def test_explicit_clicks_and_searches_win_over_the_log():
     log = _log()
     clicks = pl.DataFrame({"search_id": ["s1"], "position": [2]})
