@@ -424,7 +424,8 @@ def propensities(
     SchemaError
         A needed column is missing (``randomization`` for randtop and swap).
     DataError
-        No search is flagged for ``randtop`` or ``swap``.
+        No search is flagged for ``randtop`` or ``swap``; the ``ranker``
+        column is null for some searches or names two rankers in one.
     OptionError
         An unknown method or a bad option.
     """
