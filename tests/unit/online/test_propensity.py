@@ -116,6 +116,24 @@ def test_click_frame_of_a_log():
     ]
 
 
+def test_click_frame_counts_clicks_it_cannot_place():
+    base = example_log()
+    events = base.events.drop(
+        [c for c in base.events.columns if c.startswith("__ireval")]
+    ).filter(pl.col("event_type") == "click")
+    unplaced = events.head(1).with_columns(
+        event_id=pl.lit("e9"), position=pl.lit(None, dtype=events["position"].dtype)
+    )
+    log = read_log(
+        searches=base.searches.select("search_id", "user_id", "ts", "variant", "query"),
+        results=base.results.select("search_id", "position", "doc_id"),
+        events=pl.concat([events, unplaced]),
+    )
+    with pytest.warns(ie.errors.LogWarning, match="1 click"):
+        flat = click_frame(log)
+    assert flat["clicked"].sum() == 2
+
+
 def test_fit_click_model_takes_a_search_log():
     log = read_log("data/log")
     with pytest.warns(ie.errors.LogWarning, match="later results page"):
