@@ -647,7 +647,9 @@ def _metric(name: str) -> tuple[str, int]:
 
 def _propensity_map(props: Any) -> dict[int, float]:
     if isinstance(props, Mapping):
-        table = {int(p): float(v) for p, v in props.items()}
+        table = {
+            int(p): (math.nan if v is None else float(v)) for p, v in props.items()
+        }
     else:
         frame = to_polars(props)
         if isinstance(frame, pl.LazyFrame):
@@ -664,7 +666,13 @@ def _propensity_map(props: Any) -> dict[int, float]:
         }
     bad = {p: v for p, v in table.items() if not (math.isfinite(v) and v >= 0)}
     if bad:
-        msg = f"propensities are null, NaN or negative at positions {sorted(bad)[:10]}."
+        msg = (
+            f"propensities are null, NaN or negative at positions {sorted(bad)[:10]} "
+            "(propensities() leaves a position null when no intervention reaches "
+            "it).\n  Hint: drop those positions from propensities= if no logged "
+            "click is there, or estimate them with another method (method='pbm' "
+            "covers every position)."
+        )
         raise DataError(msg)
     return table
 

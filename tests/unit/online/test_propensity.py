@@ -501,6 +501,21 @@ def test_zero_propensity():
     assert mixed["clipped_share"][0] == 1.0
 
 
+def test_null_propensity_says_where_it_comes_from():
+    frame = pl.DataFrame(
+        {
+            "search_id": [1, 1],
+            "query_id": "q",
+            "position": [1, 2],
+            "doc_id": ["a", "b"],
+            "clicked": [True, False],
+        }
+    )
+    run = pl.DataFrame({"query_id": "q", "doc_id": ["a"], "score": [1.0]})
+    with pytest.raises(DataError, match=r"(?s)null, NaN.*Hint: drop those positions"):
+        counterfactual(frame, run, propensities={1: 1.0, 2: None})
+
+
 def test_bad_options():
     sim = simulate("PBM", n_searches=100, seed=1)
     with pytest.raises(OptionError, match="method="):
