@@ -80,6 +80,14 @@ def agreement_by_query(
         msg = "the log has no results with doc_id: nothing to judge."
         raise SchemaError(msg)
     by_cols = [by] if isinstance(by, str) else list(by or [])
+    unknown = [c for c in by_cols if c not in log.searches.columns]
+    if unknown:
+        msg = (
+            f"by={unknown} are not columns of the log's searches; they have "
+            f"{sorted(log.searches.columns)}.\n  Hint: by= names a column that "
+            "classifies queries, such as query_class."
+        )
+        raise SchemaError(msg)
     key = query_key(log)
     searches = log.searches.select(
         "search_id", pl.col(key).cast(pl.String).alias("query_id"), *by_cols

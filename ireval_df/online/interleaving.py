@@ -1059,6 +1059,13 @@ def _credited_events(
         _require(clicks, "clicks", ["event_type"], hint)
     if credit == "sat_click":
         _require(clicks, "clicks", ["dwell_ms"], hint)
+        dtype = clicks.schema["dwell_ms"]
+        if not (dtype.is_numeric() or dtype == pl.Null):
+            msg = (
+                f"clicks column 'dwell_ms' must hold milliseconds as numbers, found "
+                f"{dtype}.\n  Hint: e.g. pl.col('dwell_ms').cast(pl.Float64)."
+            )
+            raise SchemaError(msg)
     keep: list[pl.Expr] = []
     if "event_type" in clicks.columns:
         wanted = "add_to_cart" if credit == "add_to_cart" else "click"

@@ -77,3 +77,8 @@ def test_searches_without_results_are_left_out_and_counted():
     assert with_results < searches.len()
     row = per_query.filter(pl.col("query_id") == q).row(0, named=True)
     assert row["n_searches"] == with_results
+
+
+def test_an_unknown_class_column_is_named():
+    with pytest.raises(ie.errors.SchemaError, match=r"by=\['nope'\]"):
+        agreement_by_query(read_log("data/log"), "data/qrels.txt", by="nope")

@@ -582,6 +582,12 @@ def test_credited_events_click_sat_click_add_to_cart() -> None:
         interleaving_outcomes(
             _team_results(), events.drop("dwell_ms"), credit="sat_click"
         )
+    with pytest.raises(SchemaError, match="milliseconds as numbers"):
+        interleaving_outcomes(
+            _team_results(),
+            events.with_columns(pl.col("dwell_ms").cast(pl.String)),
+            credit="sat_click",
+        )
     with pytest.raises(SchemaError, match="event_type"):
         interleaving_outcomes(
             _team_results(), events.drop("event_type"), credit="add_to_cart"
