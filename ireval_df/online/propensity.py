@@ -47,7 +47,11 @@ from ireval_df.errors import (
     SchemaError,
     warn,
 )
-from ireval_df.online.click_models import fit_click_model
+from ireval_df.online.click_models import (
+    _check_columns,
+    _check_values,
+    fit_click_model,
+)
 from ireval_df.online.flat import click_frame
 from ireval_df.online.log import SearchLog
 from ireval_df.schema import read_run
@@ -82,18 +86,19 @@ def _flat(data: Any, *, first_page: bool = False) -> pl.DataFrame:
     frame = to_polars(data)
     if isinstance(frame, pl.LazyFrame):
         frame = frame.collect()
-    missing = [c for c in _NEEDED if c not in frame.columns]
-    if missing:
+    # the click models' checks: columns, dtypes, nulls, positions, 0/1 clicks
+    _check_columns(frame, "click log", clicks=True)
+    _check_values(frame, "click log", clicks=True)
+    repeated = frame.group_by("search_id", "position").len().filter(pl.col("len") > 1)
+    if repeated.height:
+        row = repeated.sort("search_id", "position").row(0, named=True)
         msg = (
-            f"click log is missing column(s) {missing} (found {frame.columns}); "
-            "it needs one row per result shown: search_id, query_id, position, "
-            "doc_id, clicked.\n  Hint: pass a SearchLog from read_log, or "
-            "ireval_df.online.click_frame(log)."
+            f"click log shows {repeated.height} (search_id, position) slot(s) more "
+            f"than once, e.g. search_id={row['search_id']!r} at position "
+            f"{row['position']} ({row['len']} rows); each slot holds one result.\n"
+            "  Hint: keep one row per slot, e.g. frame.unique(['search_id', "
+            "'position'], keep='first', maintain_order=True)."
         )
-        raise SchemaError(msg)
-    nulls = [c for c in _NEEDED if frame[c].null_count()]
-    if nulls:
-        msg = f"click log has nulls in {nulls}; drop or fill those rows first."
         raise DataError(msg)
     return frame.with_columns(
         pl.col("query_id", "doc_id").cast(pl.String),

@@ -516,6 +516,32 @@ def test_null_propensity_says_where_it_comes_from():
         counterfactual(frame, run, propensities={1: 1.0, 2: None})
 
 
+def test_flat_frames_are_checked_as_the_click_models_check_them():
+    frame = pl.DataFrame(
+        {
+            "search_id": [1, 1, 2, 2],
+            "query_id": "q",
+            "position": [1, 2, 1, 2],
+            "doc_id": ["a", "b", "b", "a"],
+            "clicked": [True, False, False, True],
+        }
+    )
+    run = pl.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    props = {1: 1.0, 2: 0.5}
+    text_clicks = frame.with_columns(clicked=pl.Series(["yes", "no", "no", "yes"]))
+    with pytest.raises(SchemaError, match="'clicked' has dtype String"):
+        propensities(text_clicks, "pivot", n_bootstrap=0)  # was a polars error
+    with pytest.raises(DataError, match="other than 0 and 1"):
+        counterfactual(
+            frame.with_columns(clicked=pl.Series([2, 0, 0, 1])), run, propensities=props
+        )
+    twice = frame.with_columns(position=pl.Series([1, 1, 1, 2]))
+    with pytest.raises(DataError, match="slot"):  # was accepted by harvesting
+        propensities(twice, "pivot", n_bootstrap=0)
+    with pytest.raises(DataError, match="slot"):
+        counterfactual(twice, run, propensities=props)
+
+
 def test_bad_options():
     sim = simulate("PBM", n_searches=100, seed=1)
     with pytest.raises(OptionError, match="method="):
