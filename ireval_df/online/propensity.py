@@ -652,9 +652,17 @@ def _metric(name: str) -> tuple[str, int]:
 
 def _propensity_map(props: Any) -> dict[int, float]:
     if isinstance(props, Mapping):
-        table = {
-            int(p): (math.nan if v is None else float(v)) for p, v in props.items()
-        }
+        try:
+            table = {
+                int(p): (math.nan if v is None else float(v)) for p, v in props.items()
+            }
+        except (TypeError, ValueError):
+            msg = (
+                "propensities= as a mapping needs whole-number positions and "
+                f"numbers, found {dict(list(props.items())[:3])!r}.\n  Hint: pass "
+                "the frame propensities() returns, or {1: 1.0, 2: 0.6, ...}."
+            )
+            raise DataError(msg) from None
     else:
         frame = to_polars(props)
         if isinstance(frame, pl.LazyFrame):

@@ -514,6 +514,8 @@ def test_null_propensity_says_where_it_comes_from():
     run = pl.DataFrame({"query_id": "q", "doc_id": ["a"], "score": [1.0]})
     with pytest.raises(DataError, match=r"(?s)null, NaN.*Hint: drop those positions"):
         counterfactual(frame, run, propensities={1: 1.0, 2: None})
+    with pytest.raises(DataError, match="whole-number positions"):
+        counterfactual(frame, run, propensities={"top": 1.0})
 
 
 def test_flat_frames_are_checked_as_the_click_models_check_them():
