@@ -1702,6 +1702,22 @@ def interleaving_test(
         "unit and slice columns come from interleaving_outcomes(..., searches=...); "
         "unit='search' needs none.",
     )
+    credits = [f"credit_{n}" for n in names]
+    undefined = frame.select(
+        pl.sum_horizontal(
+            pl.col(c).is_null() | pl.col(c).cast(pl.Float64).is_nan() for c in credits
+        )
+        .gt(0)
+        .sum()
+    ).item()
+    if undefined:
+        msg = (
+            f"outcomes hold {undefined} search(es) with a null or NaN credit in "
+            f"{credits}; a search's credit is a number (0 without a credited "
+            "click).\n  Hint: pass what interleaving_outcomes() returned, or fill "
+            "them: pl.col('^credit_.*$').fill_nan(0.0).fill_null(0.0)."
+        )
+        raise DataError(msg)
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
     unit_expr = pl.col("search_id").cast(pl.String)
     if clustered:

@@ -1036,6 +1036,17 @@ def test_bad_options_and_columns() -> None:
         interleaving_test(outcomes, correction="sidak")  # type: ignore[arg-type]
     with pytest.raises(SchemaError, match="ranker"):
         interleaving_test(outcomes.drop("credit_B"))
+    # a missing credit was read as a tie
+    with pytest.raises(DataError, match="null or NaN credit"):
+        interleaving_test(
+            outcomes.with_columns(
+                credit_A=pl.when(pl.int_range(pl.len()) == 0)
+                .then(float("nan"))
+                .otherwise("credit_A")
+            )
+        )
+    with pytest.raises(DataError, match="null or NaN credit"):
+        interleaving_test(outcomes.with_columns(credit_B=pl.lit(None, pl.Float64)))
 
 
 def test_end_to_end_on_a_simulated_log() -> None:
