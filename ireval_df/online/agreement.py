@@ -71,7 +71,10 @@ def agreement_by_query(
         ``rank_gap = offline_rank - online_rank``: large gaps are the
         queries where offline and online disagree.
     """
-    from scipy.stats import kendalltau, spearmanr
+    from ireval_df.stats.paired import require_scipy
+
+    scipy_stats = require_scipy("agreement_by_query")
+    kendalltau, spearmanr = scipy_stats.kendalltau, scipy_stats.spearmanr
 
     if not isinstance(log, SearchLog):
         msg = f"agreement_by_query takes a SearchLog, not {type(log).__name__}."

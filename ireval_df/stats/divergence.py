@@ -255,7 +255,9 @@ def agreement(
         A metric the registry does not know, not declared in
         ``higher_is_better`` (an :class:`~ireval_df.errors.OptionError`).
     """
-    from scipy.stats import kendalltau
+    from ireval_df.stats.paired import require_scipy
+
+    kendalltau = require_scipy("agreement").kendalltau
 
     by_cols = [by] if isinstance(by, str) else list(by or [])
     mapping = dict(systems or {})

@@ -82,3 +82,13 @@ def test_searches_without_results_are_left_out_and_counted():
 def test_an_unknown_class_column_is_named():
     with pytest.raises(ie.errors.SchemaError, match=r"by=\['nope'\]"):
         agreement_by_query(read_log("data/log"), "data/qrels.txt", by="nope")
+
+
+def test_without_scipy_the_error_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "scipy.stats", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ie.errors.IrevalError, match=r"ireval-df\[stats\]"):
+            agreement_by_query(read_log("data/log"), "data/qrels.txt")

@@ -166,3 +166,13 @@ def test_bundled_data_offline_against_itself():
     assert same["kendall_tau"] == 1.0
     assert same["tau_ap"] == 1.0
     assert got.height == 2
+
+
+def test_without_scipy_the_error_names_the_extra(monkeypatch):
+    import sys
+
+    from ireval_df.errors import IrevalError
+
+    monkeypatch.setitem(sys.modules, "scipy.stats", None)
+    with pytest.raises(IrevalError, match=r"ireval-df\[stats\]"):
+        ie.agreement(_offline(), _interleaving())
