@@ -166,7 +166,7 @@ def _pairs(frame: pl.DataFrame, weighting: str, ranker: str | None) -> pl.DataFr
       searches, n_q: the same expectation, Pr(q) theta_k rel(q, d) per pair
       up to a constant, when rankers serve queries alike.
     * ``uniform``: rate_k the click-through rate, omega = 1.
-    * ``harmonic``: rate_k the click-through rate, omega = n_k n_b / (n_k +
+    * ``harmonic``: rate_k the click-through rate, omega = n_a n_b / (n_a +
       n_b), the inverse of the variance factor 1 / n_a + 1 / n_b.
     """
     weight = pl.col(_W)
@@ -405,9 +405,9 @@ def propensities(
         by n_k n_k' / (n_k + n_k'), the pair's impressions at k and k' (the
         inverse of the variance factor 1 / n_k + 1 / n_k'): less variance
         when a pair's impressions are unbalanced, not in the paper. Every
-        weight depends on counts only, never on clicks, and is the same at
-        k and k', so cb / ca stays consistent for theta_k' / theta_k under
-        a position-based model.
+        weighting depends on counts only, never on clicks, and in
+        expectation gives a pair the same weight at k and k', so the ratios
+        stay consistent for theta_k' / theta_k under a position-based model.
     randomization : str, default "randomization"
         The column of the flags ``randtop<n>`` and ``swap<k>``.
     ranker : str or None, default "ranker"
@@ -448,7 +448,11 @@ def propensities(
         msg = f"n_bootstrap={n_bootstrap!r} is not a whole number >= 0 (default 200)."
         raise OptionError(msg)
     frame = _flat(data, first_page=method == "pbm")
-    ranker_column = _ranker_column(data, frame, ranker) if method in _HARVEST else None
+    ranker_column = (
+        _ranker_column(data, frame, ranker)
+        if method in _HARVEST and weighting == "traffic"
+        else None
+    )
     if ranker_column is not None and ranker_column not in frame.columns:
         assert isinstance(data, SearchLog)  # noqa: S101 - _ranker_column checked it
         frame = frame.join(

@@ -253,6 +253,11 @@ def test_harvesting_ranker_column_from_a_log_and_bad_rankers():
             "pivot",
             n_bootstrap=0,
         )
+    # only weighting='traffic' reads the ranker column
+    nulls = frame.with_columns(ranker=pl.lit(None, pl.String))
+    assert propensities(nulls, "pivot", n_bootstrap=0, weighting="uniform")[
+        "propensity"
+    ].to_list() == pytest.approx([1.0, 1 / 4])
     with pytest.raises(DataError, match="more than one ranker"):
         propensities(
             frame.with_columns(ranker=pl.format("{}{}", "ranker", "position")),
