@@ -155,6 +155,9 @@ def _directions(metrics: list[str], higher_is_better: Direction) -> dict[str, fl
     """Return +1 for each metric where higher is better, -1 where lower is."""
     signs = {}
     for name in metrics:
+        if name is None:
+            msg = "a frame of comparisons has rows without a metric name."
+            raise SchemaError(msg)
         if name == INTERLEAVING and not (
             isinstance(higher_is_better, Mapping) and name in higher_is_better
         ):

@@ -150,6 +150,10 @@ def test_bad_input():
         ie.agreement(_offline(), pl.DataFrame({"x": [1]}))
     with pytest.raises(SchemaError, match="by="):
         ie.agreement(_offline(), _interleaving(), by="cls")
+    with pytest.raises(SchemaError, match="without a metric name"):
+        ie.agreement(
+            _offline().with_columns(metric=pl.lit(None, pl.String)), _interleaving()
+        )
 
 
 def test_bundled_data_offline_against_itself():
