@@ -54,3 +54,41 @@ def test_without_classes():
         )
     assert summary.height == 1
     assert summary["n_queries"][0] > 10
+
+
+def test_searches_without_results_are_left_out_and_counted():
+    log = read_log("data/log")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _, per_query = agreement_by_query(log, "data/qrels.txt")
+    messages = [str(w.message) for w in caught]
+    # 218 zero-result searches, 217 of them of judged queries (data/README.md)
+    assert any(
+        "217 searches of judged queries showed no results" in m for m in messages
+    )
+    # evaluate's own warning, in terms of the internal per-search run, stays inside
+    assert not any("'shown'" in m for m in messages), messages
+    # a query with a zero-result search: its mean is over the lists shown
+    q = "59"
+    searches = log.searches.filter(pl.col("query_id") == q)["search_id"]
+    with_results = log.results.filter(pl.col("search_id").is_in(searches.implode()))[
+        "search_id"
+    ].n_unique()
+    assert with_results < searches.len()
+    row = per_query.filter(pl.col("query_id") == q).row(0, named=True)
+    assert row["n_searches"] == with_results
+
+
+def test_an_unknown_class_column_is_named():
+    with pytest.raises(ie.errors.SchemaError, match=r"by=\['nope'\]"):
+        agreement_by_query(read_log("data/log"), "data/qrels.txt", by="nope")
+
+
+def test_without_scipy_the_error_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "scipy.stats", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ie.errors.IrevalError, match=r"ireval-df\[stats\]"):
+            agreement_by_query(read_log("data/log"), "data/qrels.txt")
