@@ -49,8 +49,10 @@ def agreement_by_query(
         Judgments, read by :func:`ireval_df.read_qrels`.
     offline_metric : str, default "nDCG@10"
         An offline metric, evaluated on each search's shown list (ranked by
-        position) and averaged over the query's searches that showed
-        results (searches without results are counted in a warning).
+        position) and averaged over the query's first-page searches that
+        showed results (searches without results, and those of a later
+        page, whose list continues the first page's, are counted in a
+        warning and left out).
     online_metric : str, default "CTR"
         An online metric of the registry (:func:`ireval_df.online.metrics`),
         computed per query over all arms together.
@@ -92,7 +94,19 @@ def agreement_by_query(
         )
         raise SchemaError(msg)
     key = query_key(log)
-    searches = log.searches.select(
+    # a later page continues the first one's list: judging its positions
+    # 11..20 as a ranking of their own would score them as a top 10
+    later = log.searches.filter(pl.col("page") > 1)
+    if later.height:
+        warn(
+            f"{later.height:,} searches are of a result page after the first "
+            f"(e.g. search_id {later['search_id'].sort()[0]!r}, page "
+            f"{later.sort('search_id')['page'][0]}): the offline {offline_metric} "
+            "judges first pages only, so they are left out of it and of "
+            "n_searches (the online metric counts them).",
+            IrevalWarning,
+        )
+    searches = log.searches.filter(pl.col("page") == 1).select(
         "search_id", pl.col(key).cast(pl.String).alias("query_id"), *by_cols
     )
     judged = read_qrels(qrels)
