@@ -85,7 +85,9 @@ _LAZY = {
     "age_buckets": "ireval_df.stats",
     "agreement": "ireval_df.stats",
     "compare": "ireval_df.stats",
-    "headroom": "ireval_df.stats",
+    # from its own module: importing ireval_df.stats.headroom makes the
+    # package attribute ireval_df.stats.headroom that module, not the function
+    "headroom": "ireval_df.stats.headroom",
     "length_buckets": "ireval_df.stats",
     "position_buckets": "ireval_df.stats",
     "quantile_bins": "ireval_df.stats",

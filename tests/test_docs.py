@@ -50,6 +50,7 @@ def test_no_machine_paths_in_tracked_text():
     "page",
     [
         "README.md",
+        "docs/index.md",
         "docs/statistics.md",
         "docs/similarity.md",
         "docs/slices.md",

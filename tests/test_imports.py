@@ -139,3 +139,14 @@ def test_a_subpackage_never_hides_its_namesake_function() -> None:
         "print(json.dumps([type(ie.similarity).__name__, type(ie.diff).__name__]))"
     )
     assert _probe(probe) == ["function", "function"]
+
+
+def test_a_module_named_like_its_function_never_replaces_it() -> None:
+    # ireval_df.stats.headroom is a module holding headroom(): imported first
+    # (by a user, or by a tool reading the package), it becomes the attribute
+    # ireval_df.stats.headroom; ie.headroom must still be the function
+    probe = (
+        "import json, ireval_df as ie, ireval_df.stats.headroom\n"
+        "print(json.dumps([type(ie.headroom).__name__]))"
+    )
+    assert _probe(probe) == ["function"]

@@ -1,5 +1,9 @@
 """Execute every notebook in notebooks/ top to bottom; any error fails the test.
 
+The notebooks are committed with their outputs (``notebooks/execute.py``
+refreshes them); a cell whose output appears or disappears on this run means
+the committed outputs are stale.
+
 The kernel is the interpreter running the tests (a temporary kernelspec points at
 ``sys.executable``), so the notebooks see the same ireval_df and packages.
 """
@@ -61,10 +65,11 @@ def test_there_are_notebooks():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs(path, kernel):
+    # committed with their outputs, so they read well where the repository is
+    # browsed; run again here, and a cell whose output appears or disappears
+    # means the committed page is stale (python notebooks/execute.py)
+    committed = nbformat.read(path, as_version=4)
     notebook = nbformat.read(path, as_version=4)
-    assert all(
-        not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code"
-    ), f"{path.name} is committed with outputs; clear them first"
     client = nbclient.NotebookClient(
         notebook,
         kernel_name=kernel,
@@ -72,3 +77,17 @@ def test_notebook_runs(path, kernel):
         resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute()
+    code = [c for c in committed.cells if c.cell_type == "code"]
+    assert any(c.get("outputs") for c in code), (
+        f"{path.name} is committed without outputs: run python notebooks/execute.py"
+    )
+    fresh = [c for c in notebook.cells if c.cell_type == "code"]
+    stale = [
+        i
+        for i, (old, new) in enumerate(zip(code, fresh, strict=True))
+        if bool(old.get("outputs")) != bool(new.get("outputs"))
+    ]
+    assert not stale, (
+        f"{path.name}: code cells {stale} show output now and not in the committed "
+        "notebook, or the reverse: run python notebooks/execute.py"
+    )

@@ -1,8 +1,9 @@
-"""``ireval-df online``: search-log metrics and A/B tests from a folder of log tables.
+"""``ireval-df online``: search-log metrics, A/B and interleaving tests from a folder of log tables.
 
-``ireval-df online metrics|ab|srm|power``: one nested subcommand per
-function of :mod:`ireval_df.online` (:func:`~ireval_df.online.metrics`,
-``ab_test``, ``srm``, ``power``). Each reads the log once with
+``ireval-df online metrics|ab|srm|power|interleaving``: one nested
+subcommand per function of :mod:`ireval_df.online`
+(:func:`~ireval_df.online.metrics`, ``ab_test``, ``srm``, ``power``, and
+``interleaving_outcomes`` then ``interleaving_test``). Each reads the log once with
 :func:`~ireval_df.online.read_log` (``--log DIR``: ``searches.*`` and,
 optionally, ``results.*``, ``events.*``, ``units.*``), prints a table on
 stdout or writes the function's whole frame with ``-o``. Warnings (rows
@@ -103,10 +104,12 @@ def register(sub: Any) -> None:
     """Add ``online`` and its subcommands to an argparse subparsers object."""
     parser = sub.add_parser(
         "online",
-        help="search-log metrics and A/B tests (metrics, ab, srm, power)",
+        help="search-log metrics, A/B and interleaving tests (metrics, ab, srm, "
+        "power, interleaving)",
         description="Online evaluation of a search log: metrics per arm and slice, "
-        "A/B tests per randomisation unit, the sample-ratio check and the sample "
-        "size of the next experiment.",
+        "A/B tests per randomisation unit, the sample-ratio check, the sample "
+        "size of the next experiment, and the preference between interleaved "
+        "rankers.",
     )
     commands = parser.add_subparsers(
         dest="online_command", metavar="SUBCOMMAND", required=True
@@ -255,6 +258,61 @@ def register(sub: Any) -> None:
     )
     _add_output(power)
     power.set_defaults(handler=_power)
+
+    leave = commands.add_parser(
+        "interleaving",
+        help="interleaving: which ranker users prefer, per ranker pair and slice",
+        description="Credit each interleaved search's clicks to the rankers' teams "
+        "(the log's results carry team and rank_<ranker>, as interleave() returns "
+        "them) and test each pair of rankers: delta_ab > 0 prefers ranker_a. "
+        "Searches cluster in --unit (each user one vote with the sign test).",
+    )
+    _add_log(leave)
+    leave.add_argument(
+        "--credit",
+        choices=("click", "sat_click", "add_to_cart"),
+        default="click",
+        help="the events that earn credit (default: click)",
+    )
+    leave.add_argument(
+        "--sat-tau",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="dwell that makes a click satisfied, for --credit sat_click (default: 30)",
+    )
+    leave.add_argument(
+        "--by",
+        action="append",
+        metavar="COLUMN",
+        help="slice by a column of searches (repeatable)",
+    )
+    leave.add_argument(
+        "--unit",
+        default="user_id",
+        metavar="COLUMN",
+        help="the column searches cluster in, or 'search' (default: user_id)",
+    )
+    leave.add_argument(
+        "--test",
+        choices=("sign", "bootstrap"),
+        default="sign",
+        help="sign test of the units' votes, or a cluster bootstrap (default: sign)",
+    )
+    leave.add_argument(
+        "--correction",
+        choices=_CORRECTIONS,
+        default="holm",
+        help="multiple-testing correction over every pair and slice (default: holm)",
+    )
+    leave.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="significance level; intervals cover 1 - alpha (default: 0.05)",
+    )
+    _add_output(leave)
+    leave.set_defaults(handler=_interleaving)
 
 
 # --------------------------------------------------------------------------
@@ -551,3 +609,80 @@ def _power(args: argparse.Namespace) -> int:
         )
     _write_or_print(frame, frame, args.output)
     return 0
+
+
+def _interleaving(args: argparse.Namespace) -> int:
+    import ireval_df as ie
+
+    by = list(args.by or [])
+    log = _read(args)
+    outcomes = ie.online.interleaving_outcomes(
+        log, credit=args.credit, sat_tau=args.sat_tau
+    )
+    unknown = [
+        c
+        for c in [*by, *([] if args.unit == "search" else [args.unit])]
+        if c not in log.searches.columns
+    ]
+    if unknown:
+        msg = (
+            f"--by/--unit {unknown} are not columns of the searches; they have "
+            f"{sorted(log.searches.columns)} (--unit search counts each search)."
+        )
+        raise OptionError(msg)
+    frame = ie.online.interleaving_test(
+        outcomes,
+        unit=args.unit,
+        by=by or None,
+        test=args.test,
+        correction=args.correction,
+        alpha=args.alpha,
+    )
+    _write_or_print(frame, _interleaving_table(frame, by, args.alpha), args.output)
+    return 0
+
+
+def _interleaving_table(
+    frame: pl.DataFrame, by: list[str], alpha: float
+) -> pl.DataFrame:
+    """Select what a reader decides on: the votes, delta_ab, its interval, p."""
+    level = f"{100 * (1 - alpha):g}% CI"
+    rows = []
+    for row in frame.iter_rows(named=True):
+        low, high, delta = row["ci_low"], row["ci_high"], row["delta_ab"]
+        rows.append(
+            {
+                level: (
+                    f"[{low:+.3f}, {high:+.3f}]"
+                    if low is not None and high is not None
+                    else ""
+                ),
+                "p_adjusted": _p(row["p_adjusted"]),
+                "preferred": (
+                    ""
+                    if not row["significant"] or delta is None or delta == 0
+                    else row["ranker_a"]
+                    if delta > 0
+                    else row["ranker_b"]
+                ),
+            }
+        )
+    extra = pl.DataFrame(
+        rows, schema={level: pl.String, "p_adjusted": pl.String, "preferred": pl.String}
+    )
+    return pl.concat(
+        [
+            frame.select(
+                *by,
+                "ranker_a",
+                "ranker_b",
+                "n_units",
+                "wins",
+                "losses",
+                "ties",
+                pl.col("delta_ab").round(4),
+            ),
+            extra,
+        ],
+        how="horizontal",
+    )

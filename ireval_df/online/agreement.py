@@ -49,7 +49,10 @@ def agreement_by_query(
         Judgments, read by :func:`ireval_df.read_qrels`.
     offline_metric : str, default "nDCG@10"
         An offline metric, evaluated on each search's shown list (ranked by
-        position) and averaged over the query's searches.
+        position) and averaged over the query's first-page searches that
+        showed results (searches without results, and those of a later
+        page, whose list continues the first page's, are counted in a
+        warning and left out).
     online_metric : str, default "CTR"
         An online metric of the registry (:func:`ireval_df.online.metrics`),
         computed per query over all arms together.
@@ -70,7 +73,10 @@ def agreement_by_query(
         ``rank_gap = offline_rank - online_rank``: large gaps are the
         queries where offline and online disagree.
     """
-    from scipy.stats import kendalltau, spearmanr
+    from ireval_df.stats.paired import require_scipy
+
+    scipy_stats = require_scipy("agreement_by_query")
+    kendalltau, spearmanr = scipy_stats.kendalltau, scipy_stats.spearmanr
 
     if not isinstance(log, SearchLog):
         msg = f"agreement_by_query takes a SearchLog, not {type(log).__name__}."
@@ -79,8 +85,28 @@ def agreement_by_query(
         msg = "the log has no results with doc_id: nothing to judge."
         raise SchemaError(msg)
     by_cols = [by] if isinstance(by, str) else list(by or [])
+    unknown = [c for c in by_cols if c not in log.searches.columns]
+    if unknown:
+        msg = (
+            f"by={unknown} are not columns of the log's searches; they have "
+            f"{sorted(log.searches.columns)}.\n  Hint: by= names a column that "
+            "classifies queries, such as query_class."
+        )
+        raise SchemaError(msg)
     key = query_key(log)
-    searches = log.searches.select(
+    # a later page continues the first one's list: judging its positions
+    # 11..20 as a ranking of their own would score them as a top 10
+    later = log.searches.filter(pl.col("page") > 1)
+    if later.height:
+        warn(
+            f"{later.height:,} searches are of a result page after the first "
+            f"(e.g. search_id {later['search_id'].sort()[0]!r}, page "
+            f"{later.sort('search_id')['page'][0]}): the offline {offline_metric} "
+            "judges first pages only, so they are left out of it and of "
+            "n_searches (the online metric counts them).",
+            IrevalWarning,
+        )
+    searches = log.searches.filter(pl.col("page") == 1).select(
         "search_id", pl.col(key).cast(pl.String).alias("query_id"), *by_cols
     )
     judged = read_qrels(qrels)
@@ -112,6 +138,19 @@ def agreement_by_query(
     shown = run.join(
         per_search_qrels.select("query_id").unique(), on="query_id", how="semi"
     )
+    # a search that showed nothing (n_results = 0) has no list to judge; the
+    # online metrics leave it out of their "searches with results" too
+    judged_searches = per_search_qrels.select("query_id").unique()
+    empty = judged_searches.join(shown.select("query_id"), on="query_id", how="anti")
+    if empty.height:
+        warn(
+            f"{empty.height:,} searches of judged queries showed no results "
+            f"(e.g. search_id {empty['query_id'].sort()[0]!r}): there is no list "
+            f"to judge, so they are left out of the offline {offline_metric} and "
+            "of n_searches (ZeroResultRate counts them online).",
+            IrevalWarning,
+        )
+        per_search_qrels = per_search_qrels.join(empty, on="query_id", how="anti")
     scores = evaluate(shown, per_search_qrels, offline_metric, missing="zero")
     offline = (
         scores.select(search_id="query_id", offline="value")

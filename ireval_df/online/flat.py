@@ -36,7 +36,8 @@ def click_frame(log: SearchLog, *, first_page: bool = False) -> pl.DataFrame:
     (a later results page shows positions 11, 12, ...: a click model needs
     every position above a click), with a counted warning when some go.
     Reading the log already dropped clicks on positions a search did not
-    show; searches with no results have no rows.
+    show; clicks it could not place (no position, no document shown) are
+    counted in a warning; searches with no results have no rows.
 
     Examples
     --------
@@ -62,6 +63,19 @@ def click_frame(log: SearchLog, *, first_page: bool = False) -> pl.DataFrame:
         "search_id", pl.col(key).cast(pl.String).alias("query_id"), *flags
     )
     if log.events is not None and "position" in log.events.columns:
+        unplaced = log.events.filter(
+            (pl.col("event_type") == "click")
+            & pl.col("search_id").is_not_null()
+            & pl.col("position").is_null()
+        ).height
+        if unplaced:
+            warn(
+                f"{unplaced:,} click(s) name no position (and no document the "
+                "search showed), so the click frame cannot place them: those "
+                "results count as not clicked. Log the position (or the doc_id) "
+                "of every click to use them.",
+                LogWarning,
+            )
         clicks = (
             log.events.filter(
                 (pl.col("event_type") == "click")

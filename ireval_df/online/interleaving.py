@@ -1059,6 +1059,13 @@ def _credited_events(
         _require(clicks, "clicks", ["event_type"], hint)
     if credit == "sat_click":
         _require(clicks, "clicks", ["dwell_ms"], hint)
+        dtype = clicks.schema["dwell_ms"]
+        if not (dtype.is_numeric() or dtype == pl.Null):
+            msg = (
+                f"clicks column 'dwell_ms' must hold milliseconds as numbers, found "
+                f"{dtype}.\n  Hint: e.g. pl.col('dwell_ms').cast(pl.Float64)."
+            )
+            raise SchemaError(msg)
     keep: list[pl.Expr] = []
     if "event_type" in clicks.columns:
         wanted = "add_to_cart" if credit == "add_to_cart" else "click"
@@ -1102,14 +1109,23 @@ def _from_log(
     results = log.results
     marks = ["team"] if "team" in results.columns else []
     marks = marks or [c for c in results.columns if c.startswith("rank_")]
-    if marks:  # the searches that were interleaved (an A/B arm's rows lack these)
-        interleaved = (
-            results.group_by("search_id")
-            .agg(pl.any_horizontal(pl.col(marks).is_not_null()).any().alias("__i"))
-            .filter(pl.col("__i"))
-            .get_column("search_id")
+    if not marks:
+        msg = (
+            "the search log's results have no team or rank_<ranker> column, so "
+            "none of its searches was interleaved (an A/B log?).\n  Hint: log "
+            "what interleave() returns (search_id, position, doc_id, team, "
+            "rank_<ranker>...) as the interleaved searches' results."
         )
-        results = results.filter(pl.col("search_id").is_in(interleaved.implode()))
+        raise SchemaError(msg)
+    # the searches that were interleaved (an A/B arm's rows lack these)
+    interleaved = (
+        results.group_by("search_id")
+        .agg(pl.any_horizontal(pl.col(marks).is_not_null()).any().alias("__i"))
+        .filter(pl.col("__i"))
+        .get_column("search_id")
+    )
+    results = results.filter(pl.col("search_id").is_in(interleaved.implode()))
+    _warn_empty_searches(log, results)
     if clicks is None:
         if log.events is None:
             msg = (
@@ -1126,6 +1142,31 @@ def _from_log(
             pl.col("search_id").is_in(results.get_column("search_id").implode())
         )
     return results, clicks, searches
+
+
+def _warn_empty_searches(log: SearchLog, results: pl.DataFrame) -> None:
+    """Count the searches of the interleaved arms that showed nothing."""
+    arm = ["experiment_id", "variant"]
+    arms = (
+        log.searches.filter(
+            pl.col("search_id").is_in(results.get_column("search_id").implode())
+        )
+        .select(arm)
+        .unique()
+    )
+    shown = log.results.get_column("search_id") if log.results is not None else None
+    empty = log.searches.join(arms, on=arm, how="semi")
+    if shown is not None:
+        empty = empty.filter(~pl.col("search_id").is_in(shown.implode()))
+    if empty.height:
+        first = empty.get_column("search_id").sort()[0]
+        warn(
+            f"{empty.height:,} search(es) of the interleaved arm(s) showed no results "
+            f"(e.g. search_id={first!r}): with nothing shown they carry no "
+            "preference and get no outcome row (interleaving_test's n_no_click "
+            "does not count them; online.metrics' ZeroResultRate does).",
+            InterleavingWarning,
+        )
 
 
 def interleaving_outcomes(
@@ -1151,7 +1192,9 @@ def interleaving_outcomes(
         ``rank_<ranker>``) value are the interleaved ones, ``clicks``
         defaults to its ``events`` and ``searches`` to its ``searches``
         (``user_id``, ``query_class`` and the other slice columns come
-        along for :func:`interleaving_test`).
+        along for :func:`interleaving_test`). Searches of the interleaved
+        arms that showed no results are counted in an
+        :class:`~ireval_df.errors.InterleavingWarning`.
     clicks : polars or pandas DataFrame, optional
         One row per event: ``search_id`` and ``position`` (or ``doc_id``,
         matched to the document's position in the search's results);
@@ -1659,6 +1702,22 @@ def interleaving_test(
         "unit and slice columns come from interleaving_outcomes(..., searches=...); "
         "unit='search' needs none.",
     )
+    credits = [f"credit_{n}" for n in names]
+    undefined = frame.select(
+        pl.sum_horizontal(
+            pl.col(c).is_null() | pl.col(c).cast(pl.Float64).is_nan() for c in credits
+        )
+        .gt(0)
+        .sum()
+    ).item()
+    if undefined:
+        msg = (
+            f"outcomes hold {undefined} search(es) with a null or NaN credit in "
+            f"{credits}; a search's credit is a number (0 without a credited "
+            "click).\n  Hint: pass what interleaving_outcomes() returned, or fill "
+            "them: pl.col('^credit_.*$').fill_nan(0.0).fill_null(0.0)."
+        )
+        raise DataError(msg)
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
     unit_expr = pl.col("search_id").cast(pl.String)
     if clustered:

@@ -47,7 +47,11 @@ from ireval_df.errors import (
     SchemaError,
     warn,
 )
-from ireval_df.online.click_models import fit_click_model
+from ireval_df.online.click_models import (
+    _check_columns,
+    _check_values,
+    fit_click_model,
+)
 from ireval_df.online.flat import click_frame
 from ireval_df.online.log import SearchLog
 from ireval_df.schema import read_run
@@ -82,18 +86,19 @@ def _flat(data: Any, *, first_page: bool = False) -> pl.DataFrame:
     frame = to_polars(data)
     if isinstance(frame, pl.LazyFrame):
         frame = frame.collect()
-    missing = [c for c in _NEEDED if c not in frame.columns]
-    if missing:
+    # the click models' checks: columns, dtypes, nulls, positions, 0/1 clicks
+    _check_columns(frame, "click log", clicks=True)
+    _check_values(frame, "click log", clicks=True)
+    repeated = frame.group_by("search_id", "position").len().filter(pl.col("len") > 1)
+    if repeated.height:
+        row = repeated.sort("search_id", "position").row(0, named=True)
         msg = (
-            f"click log is missing column(s) {missing} (found {frame.columns}); "
-            "it needs one row per result shown: search_id, query_id, position, "
-            "doc_id, clicked.\n  Hint: pass a SearchLog from read_log, or "
-            "ireval_df.online.click_frame(log)."
+            f"click log shows {repeated.height} (search_id, position) slot(s) more "
+            f"than once, e.g. search_id={row['search_id']!r} at position "
+            f"{row['position']} ({row['len']} rows); each slot holds one result.\n"
+            "  Hint: keep one row per slot, e.g. frame.unique(['search_id', "
+            "'position'], keep='first', maintain_order=True)."
         )
-        raise SchemaError(msg)
-    nulls = [c for c in _NEEDED if frame[c].null_count()]
-    if nulls:
-        msg = f"click log has nulls in {nulls}; drop or fill those rows first."
         raise DataError(msg)
     return frame.with_columns(
         pl.col("query_id", "doc_id").cast(pl.String),
@@ -147,26 +152,74 @@ def _swap(frame: pl.DataFrame, depth: int, flag: str) -> np.ndarray:
     return theta
 
 
-def _pairs(frame: pl.DataFrame, weighting: str) -> pl.DataFrame:
-    """Intervention sets: per position pair (a < b), the weighted CTR sums at a and at b."""
-    cells = frame.group_by("query_id", "doc_id", "position").agg(
-        c=(pl.col(_W) * pl.col("clicked")).sum().cast(pl.Float64),
-        n=pl.col(_W).sum().cast(pl.Float64),
-    )
-    cells = cells.filter(pl.col("n") > 0)
+def _pairs(frame: pl.DataFrame, weighting: str, ranker: str | None) -> pl.DataFrame:
+    """Intervention sets: per position pair (a < b), the weighted click rates at a and at b.
+
+    Each (query, doc) shown at both a and b adds omega * rate_a to ``ca`` and
+    omega * rate_b to ``cb``; the ratio cb / ca estimates theta_b / theta_a.
+
+    * ``traffic`` (Agarwal et al. 2019, their harvested click rates):
+      with a ``ranker`` column, rate_k = clicks at k / w(q, d, k), where
+      w(q, d, k) = sum of n_i over the rankers i that showed d at k for q and
+      n_i is ranker i's number of searches; omega = 1. Without one, rate_k
+      is the click-through rate at k and omega the query's number of
+      searches, n_q: the same expectation, Pr(q) theta_k rel(q, d) per pair
+      up to a constant, when rankers serve queries alike.
+    * ``uniform``: rate_k the click-through rate, omega = 1.
+    * ``harmonic``: rate_k the click-through rate, omega = n_a n_b / (n_a +
+      n_b), the inverse of the variance factor 1 / n_a + 1 / n_b.
+    """
+    weight = pl.col(_W)
+    keys = ["query_id", "doc_id", "position"]
+    if weighting == "traffic" and ranker is not None:
+        per_search = frame.unique("search_id")
+        n_ranker = per_search.group_by(ranker).agg(
+            __ireval_nr=weight.sum().cast(pl.Float64)
+        )
+        cells = (
+            frame.group_by(*keys, ranker)
+            .agg(
+                c=(weight * pl.col("clicked")).sum().cast(pl.Float64),
+                n=weight.sum().cast(pl.Float64),
+            )
+            .filter(pl.col("n") > 0)
+            .join(n_ranker, on=ranker)
+            .group_by(keys)
+            .agg(pl.col("c").sum(), pl.col("n").sum(), w=pl.col("__ireval_nr").sum())
+            .with_columns(rate=pl.col("c") / pl.col("w"), omega=pl.lit(1.0))
+        )
+    else:
+        cells = (
+            frame.group_by(keys)
+            .agg(
+                c=(weight * pl.col("clicked")).sum().cast(pl.Float64),
+                n=weight.sum().cast(pl.Float64),
+            )
+            .filter(pl.col("n") > 0)
+            .with_columns(rate=pl.col("c") / pl.col("n"))
+        )
+        if weighting == "traffic":
+            n_query = (
+                frame.unique("search_id")
+                .group_by("query_id")
+                .agg(omega=weight.sum().cast(pl.Float64))
+            )
+            cells = cells.join(n_query, on="query_id")
+        else:
+            cells = cells.with_columns(omega=pl.lit(1.0))
     joined = cells.join(cells, on=["query_id", "doc_id"], suffix="_b").filter(
         pl.col("position") < pl.col("position_b")
     )
-    if weighting == "traffic":
+    if weighting == "harmonic":
         omega = pl.col("n") * pl.col("n_b") / (pl.col("n") + pl.col("n_b"))
     else:
-        omega = pl.lit(1.0)
+        omega = pl.col("omega")  # per query (or 1): the same on both sides
     return (
         joined.with_columns(omega=omega)
         .group_by(a="position", b="position_b")
         .agg(
-            ca=(pl.col("omega") * pl.col("c") / pl.col("n")).sum(),
-            cb=(pl.col("omega") * pl.col("c_b") / pl.col("n_b")).sum(),
+            ca=(pl.col("omega") * pl.col("rate")).sum(),
+            cb=(pl.col("omega") * pl.col("rate_b")).sum(),
             weight=pl.col("omega").sum(),
         )
         .sort("a", "b")
@@ -297,8 +350,9 @@ def propensities(
     alpha: float = 0.05,
     pivot: int = 1,
     cluster: str = "search_id",
-    weighting: Literal["traffic", "uniform"] = "traffic",
+    weighting: Literal["traffic", "uniform", "harmonic"] = "traffic",
     randomization: str = "randomization",
+    ranker: str | None = "ranker",
     **fit_options: Any,
 ) -> pl.DataFrame:
     """Estimate examination propensities by position, relative to position 1.
@@ -335,17 +389,32 @@ def propensities(
         The unit the bootstrap resamples: ``"search_id"``, or ``"query_id"``
         to resample whole queries (wider intervals, honest when queries'
         documents are shared across searches).
-    weighting : {"traffic", "uniform"}, default "traffic"
-        Intervention harvesting: ``"traffic"`` weights each (query, doc) of
-        an intervention set S_{k,k'} by n_k n_k' / (n_k + n_k'), its
-        impressions at the two positions, which are the logging rankers'
-        traffic on that query (so no ``ranker`` column is needed, and a
-        ranker that serves little traffic counts little); ``"uniform"``
-        weights every pair alike (as ``ultr-bias-toolkit`` does). Both
-        weights are symmetric in k and k', which keeps the ratios unbiased
-        under a position-based model.
+    weighting : {"traffic", "uniform", "harmonic"}, default "traffic"
+        Intervention harvesting: how the (query, doc) pairs of an
+        intervention set S_{k,k'} add up. ``"traffic"`` is Agarwal et al.'s
+        estimator: each click at k counts 1 / w(q, d, k), where w(q, d, k)
+        is the number of searches of the logging rankers that put d at k for
+        q (each ranker's whole traffic, n_i, read from the ``ranker``
+        column), so a pair counts by its query's share of the traffic.
+        Without a ``ranker`` column each pair's click-through rates at k and
+        k' count by its query's number of searches, n_q, which has the same
+        expectation when the rankers serve queries alike, and also suits
+        randomised or interleaved lists, where no single ranker placed a
+        document. ``"uniform"`` counts every pair's click-through rates
+        alike (``ultr-bias-toolkit``'s default). ``"harmonic"`` weights them
+        by n_k n_k' / (n_k + n_k'), the pair's impressions at k and k' (the
+        inverse of the variance factor 1 / n_k + 1 / n_k'): less variance
+        when a pair's impressions are unbalanced, not in the paper. Every
+        weighting depends on counts only, never on clicks, and in
+        expectation gives a pair the same weight at k and k', so the ratios
+        stay consistent for theta_k' / theta_k under a position-based model.
     randomization : str, default "randomization"
         The column of the flags ``randtop<n>`` and ``swap<k>``.
+    ranker : str or None, default "ranker"
+        The column naming the ranker that served each search, for
+        ``weighting="traffic"`` (a column of the searches when ``data`` is
+        a SearchLog, such as ``"variant"`` for an A/B log); ignored when the
+        log has no such column, and ``None`` never reads one.
 
     Returns
     -------
@@ -360,12 +429,13 @@ def propensities(
     SchemaError
         A needed column is missing (``randomization`` for randtop and swap).
     DataError
-        No search is flagged for ``randtop`` or ``swap``.
+        No search is flagged for ``randtop`` or ``swap``; the ``ranker``
+        column is null for some searches or names two rankers in one.
     OptionError
         An unknown method or a bad option.
     """
     check_choice("method", method, METHODS)
-    check_choice("weighting", weighting, ("traffic", "uniform"))
+    check_choice("weighting", weighting, ("traffic", "uniform", "harmonic"))
     check_choice("cluster", cluster, ("search_id", "query_id"))
     if not 0 < alpha < 1:
         msg = f"alpha={alpha!r} is not between 0 and 1."
@@ -378,6 +448,16 @@ def propensities(
         msg = f"n_bootstrap={n_bootstrap!r} is not a whole number >= 0 (default 200)."
         raise OptionError(msg)
     frame = _flat(data, first_page=method == "pbm")
+    ranker_column = (
+        _ranker_column(data, frame, ranker)
+        if method in _HARVEST and weighting == "traffic"
+        else None
+    )
+    if ranker_column is not None and ranker_column not in frame.columns:
+        assert isinstance(data, SearchLog)  # noqa: S101 - _ranker_column checked it
+        frame = frame.join(
+            data.searches.select("search_id", ranker_column), on="search_id"
+        )
     if k is not None:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             msg = f"k={k!r} is not a whole number >= 1."
@@ -423,7 +503,7 @@ def propensities(
     else:
 
         def estimate(f: pl.DataFrame) -> np.ndarray:
-            pairs = _pairs(f, weighting)
+            pairs = _pairs(f, weighting, ranker_column)
             if method == "pivot":
                 return _pivot(pairs, depth, pivot)
             if method == "adjacent_chain":
@@ -477,6 +557,36 @@ def propensities(
     ).with_columns(pl.col("propensity", "ci_low", "ci_high").fill_nan(None))
     _warn_estimates(result, method)
     return result
+
+
+def _ranker_column(data: Any, frame: pl.DataFrame, ranker: str | None) -> str | None:
+    """Return the column naming each search's ranker, if the log has one."""
+    if ranker is None:
+        return None
+    if ranker in frame.columns:
+        column = frame[ranker]
+        per_search = frame.select("search_id", ranker)
+    elif isinstance(data, SearchLog) and ranker in data.searches.columns:
+        column = data.searches[ranker]
+        per_search = data.searches.select("search_id", ranker)
+    else:
+        return None
+    if column.null_count():
+        msg = (
+            f"the {ranker!r} column (the ranker that served each search) is null "
+            f"for {column.null_count():,} rows; intervention harvesting with "
+            "weighting='traffic' needs each search's ranker.\n  Hint: fill them, "
+            "or pass ranker=None to weight pairs by their query's searches instead."
+        )
+        raise DataError(msg)
+    if per_search.unique().group_by("search_id").len()["len"].max() != 1:
+        msg = (
+            f"the {ranker!r} column names more than one ranker within a search; "
+            "it must name the one ranker that served the search.\n  Hint: pass "
+            "ranker=None to weight pairs by their query's searches instead."
+        )
+        raise DataError(msg)
+    return ranker
 
 
 def _bootstrap(
@@ -546,7 +656,17 @@ def _metric(name: str) -> tuple[str, int]:
 
 def _propensity_map(props: Any) -> dict[int, float]:
     if isinstance(props, Mapping):
-        table = {int(p): float(v) for p, v in props.items()}
+        try:
+            table = {
+                int(p): (math.nan if v is None else float(v)) for p, v in props.items()
+            }
+        except (TypeError, ValueError):
+            msg = (
+                "propensities= as a mapping needs whole-number positions and "
+                f"numbers, found {dict(list(props.items())[:3])!r}.\n  Hint: pass "
+                "the frame propensities() returns, or {1: 1.0, 2: 0.6, ...}."
+            )
+            raise DataError(msg) from None
     else:
         frame = to_polars(props)
         if isinstance(frame, pl.LazyFrame):
@@ -563,7 +683,13 @@ def _propensity_map(props: Any) -> dict[int, float]:
         }
     bad = {p: v for p, v in table.items() if not (math.isfinite(v) and v >= 0)}
     if bad:
-        msg = f"propensities are null, NaN or negative at positions {sorted(bad)[:10]}."
+        msg = (
+            f"propensities are null, NaN or negative at positions {sorted(bad)[:10]} "
+            "(propensities() leaves a position null when no intervention reaches "
+            "it).\n  Hint: drop those positions from propensities= if no logged "
+            "click is there, or estimate them with another method (method='pbm' "
+            "covers every position)."
+        )
         raise DataError(msg)
     return table
 
@@ -635,14 +761,20 @@ def counterfactual(
         ``position, propensity`` (the output of :func:`propensities`) or a
         mapping position -> propensity. Every clicked position needs one.
     estimator : {"ips", "snips"}, default "ips"
-        ``snips`` divides by the mean per-search weight sum_d theta(pos) /
-        max(theta(pos), clip) over the results shown (expectation 1; below 1
-        when clipping shrinks weights), which undoes clipping's downward
-        scale; without ``clip`` it equals ``ips``.
+        ``snips`` divides the clipped estimate by the mean over searches of
+        the mean over shown results of theta(pos) / max(theta(pos), clip),
+        the share of the weight clipping kept: it rescales clipping's
+        downward scale (and may overshoot); without ``clip`` it equals
+        ``ips``. Not Swaminathan & Joachims's (2015) SNIPS, whose
+        denominator is the sum of the logged actions' importance weights
+        pi / pi_0 (expectation n, a control variate): examination weights
+        1 / theta have no observable counterpart of mean one
+        (``docs/propensities.md``).
     clip : float, optional
         Propensities below ``clip`` are raised to it (fewer extreme weights,
         some bias); ``clipped_share`` reports the share of the unclipped
-        weight removed.
+        weight removed (1 when a credited click is at a position of
+        propensity zero, whose unclipped weight is infinite).
     k : int, default 10
         Depth of the positivity check: the new ranking's top-k documents
         that no logged search of the query showed cannot earn any credit,
@@ -750,10 +882,17 @@ def counterfactual(
         )
         raw_total = float(weighted["y_raw"].sum())
         used_total = float(weighted["y"].sum())
+        # a credited click at a position of propensity zero has an infinite
+        # unclipped weight: clipping removed all of it, whatever the others
+        infinite = weighted.filter(
+            (pl.col("__ireval_p") == 0) & (pl.col("lam") > 0)
+        ).height
         clipped_share = (
-            (raw_total - used_total) / raw_total
-            if raw_total > 0 and math.isfinite(raw_total)
-            else (1.0 if zero and used_total > 0 else 0.0)
+            1.0
+            if infinite
+            else (raw_total - used_total) / raw_total
+            if raw_total > 0
+            else 0.0
         )
         per = (
             searches.join(

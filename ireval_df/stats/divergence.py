@@ -7,25 +7,32 @@
 system pairs and reports, per slice and per pair of metrics, how often the
 deltas agree in sign, the pairs significant in opposite directions, Kendall
 tau and tau_AP between the system orderings, and each metric's share of
-significant pairs. It reads only frames: no family's internals.
+significant pairs. Deltas are turned so that positive means better, by
+each metric's direction (the registry's, or ``higher_is_better=``). It
+reads only frames: no family's internals.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from ireval_df._utils.frames import to_polars
 from ireval_df.errors import DataError, SchemaError
+from ireval_df.measures.properties import Direction, properties
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
 __all__ = ["agreement", "tau_ap"]
 
 _SIDES = ("__a", "__b")
+#: the metric of an interleaving frame without a ``metric`` column: its
+#: ``delta_ab > 0`` prefers ``ranker_a``, so it reads as higher-is-better
+INTERLEAVING = "interleaving"
 
 
 def tau_ap(truth: Sequence[float], estimate: Sequence[float]) -> float:
@@ -75,15 +82,20 @@ def _pairs(
     control: str | None,
     systems: Mapping[str, str],
     alpha: float,
+    higher_is_better: Direction,
 ) -> pl.DataFrame:
-    """Return one row per (slice, metric, system pair): ``__a, __b, metric, delta, significant``."""
+    """Return one row per (slice, metric, system pair): ``__a, __b, metric, delta, significant``.
+
+    ``delta`` is turned so that positive means ``__a`` is better, by the
+    metric's direction.
+    """
     names = frame.columns
     if {"run_id", "baseline"} <= set(names):
         a, b, delta = pl.col("run_id"), pl.col("baseline"), pl.col("delta")
         metric = pl.col("metric")
     elif {"ranker_a", "ranker_b", "delta_ab"} <= set(names):
         a, b, delta = pl.col("ranker_a"), pl.col("ranker_b"), pl.col("delta_ab")
-        metric = pl.col("metric") if "metric" in names else pl.lit("interleaving")
+        metric = pl.col("metric") if "metric" in names else pl.lit(INTERLEAVING)
     elif "variant" in names and "delta" in names:
         a, delta = pl.col("variant"), pl.col("delta")
         if "control" in names:
@@ -125,6 +137,11 @@ def _pairs(
         delta.cast(pl.Float64).alias("delta"),
         sig.cast(pl.Boolean).alias("significant"),
     )
+    better = _directions(out["metric"].unique().to_list(), higher_is_better)
+    out = out.with_columns(
+        delta=pl.col("delta")
+        * pl.col("metric").replace_strict(better, return_dtype=pl.Float64)
+    )
     # one orientation per unordered pair: a < b, the delta's sign follows
     swap = pl.col("__a") > pl.col("__b")
     return out.with_columns(
@@ -132,6 +149,32 @@ def _pairs(
         __b=pl.when(swap).then("__a").otherwise("__b"),
         delta=pl.when(swap).then(-pl.col("delta")).otherwise("delta"),
     )
+
+
+def _directions(metrics: list[str], higher_is_better: Direction) -> dict[str, float]:
+    """Return +1 for each metric where higher is better, -1 where lower is."""
+    signs = {}
+    for name in metrics:
+        if name is None:
+            msg = "a frame of comparisons has rows without a metric name."
+            raise SchemaError(msg)
+        if name == INTERLEAVING and not (
+            isinstance(higher_is_better, Mapping) and name in higher_is_better
+        ):
+            signs[name] = 1.0
+            continue
+        # an A/B test's per-position rows read PositionCTR@3[1]: the registry
+        # knows PositionCTR@3
+        base = name.split("[", 1)[0] if name.endswith("]") else name
+        own: Direction = higher_is_better
+        if isinstance(higher_is_better, Mapping) and name in higher_is_better:
+            own = {base: higher_is_better[name]}
+        signs[name] = (
+            1.0
+            if properties([base], higher_is_better=own)[0].higher_is_better
+            else -1.0
+        )
+    return signs
 
 
 def _scores(pairs: pl.DataFrame) -> dict[str, float]:
@@ -151,6 +194,7 @@ def agreement(
     systems: Mapping[str, str] | None = None,
     control: str | None = None,
     alpha: float = 0.05,
+    higher_is_better: Direction = None,
 ) -> pl.DataFrame:
     """Compare offline and online verdicts on the same system pairs, per slice.
 
@@ -177,6 +221,13 @@ def agreement(
         The control arm of an A/B frame without a ``control`` column.
     alpha : float, default 0.05
         Significance level where a frame has p-values but no ``significant``.
+    higher_is_better : bool or mapping of str to bool, optional
+        The direction of metrics the registry does not know (an A/B test's
+        own output names, a user's column): one for all, or one per name,
+        as in :func:`ireval_df.compare`. Registry metrics bring their own
+        (``Abandonment``, ``ZeroResultRate`` and ``TimeToFirstClick`` are
+        lower-is-better); an interleaving frame's ``delta_ab`` reads as
+        higher-is-better for ``ranker_a``.
 
     Returns
     -------
@@ -203,15 +254,34 @@ def agreement(
         A frame is not a frame of comparisons, or lacks a ``by`` column.
     DataError
         No system pair is in both frames.
+    MetricSpecError
+        A metric the registry does not know, not declared in
+        ``higher_is_better`` (an :class:`~ireval_df.errors.OptionError`).
     """
-    from scipy.stats import kendalltau
+    from ireval_df.stats.paired import require_scipy
+
+    kendalltau = require_scipy("agreement").kendalltau
 
     by_cols = [by] if isinstance(by, str) else list(by or [])
     mapping = dict(systems or {})
     off = _pairs(
-        _frame(offline, "offline"), "offline", by_cols, control, mapping, alpha
+        _frame(offline, "offline"),
+        "offline",
+        by_cols,
+        control,
+        mapping,
+        alpha,
+        higher_is_better,
     )
-    on = _pairs(_frame(online, "online"), "online", by_cols, control, {}, alpha)
+    on = _pairs(
+        _frame(online, "online"),
+        "online",
+        by_cols,
+        control,
+        {},
+        alpha,
+        higher_is_better,
+    )
     keys = [*by_cols, *_SIDES]
     joined = off.join(on, on=keys, how="inner", suffix="_on")
     if joined.height == 0:

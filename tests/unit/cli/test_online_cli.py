@@ -1,4 +1,4 @@
-"""``ireval-df online metrics|ab|srm|power`` on the bundled log: tables, files, exits."""
+"""``ireval-df online metrics|ab|srm|power|interleaving`` on the bundled logs: tables, files, exits."""
 
 from __future__ import annotations
 
@@ -412,3 +412,60 @@ def test_contaminated_unit_is_an_error_or_dropped(tmp_path: Path) -> None:
     )
     assert code == 0
     assert out.count("\n") == 3
+
+
+# --------------------------------------------------------------------------
+# interleaving
+
+INTERLEAVING = LOG.parent / "log_interleaving"
+
+
+def test_interleaving_table_by_class() -> None:
+    code, out, err = run(
+        ["online", "interleaving", "--log", str(INTERLEAVING), "--by", "query_class"]
+    )
+    assert code == 0, err
+    header, *rows = out.splitlines()
+    assert header.split()[:9] == [
+        "query_class",
+        "ranker_a",
+        "ranker_b",
+        "n_units",
+        "wins",
+        "losses",
+        "ties",
+        "delta_ab",
+        "95%",
+    ]
+    # data/README.md: hybrid wins informational queries, bm25 navigational ones
+    cells = {row.split()[0]: row.split() for row in rows}
+    assert cells["informational"][3:7] == ["402", "82", "269", "51"]
+    assert cells["informational"][-1] == "hybrid"
+    assert cells["navigational"][-1] == "bm25"
+    # the zero-result searches are counted on stderr
+    assert "122 search(es)" in err
+
+
+def test_interleaving_written_equals_the_api(tmp_path: Path) -> None:
+    target = tmp_path / "il.parquet"
+    argv = ["online", "interleaving", "--log", str(INTERLEAVING), "-o", str(target)]
+    argv += ["--credit", "sat_click", "--unit", "search", "--test", "sign"]
+    code, out, err = run(argv)
+    assert code == 0, err
+    assert out == ""
+    log = ie.online.read_log(INTERLEAVING)
+    with pytest.warns(ie.errors.InterleavingWarning):
+        outcomes = ie.online.interleaving_outcomes(log, credit="sat_click")
+    expected = ie.online.interleaving_test(outcomes, unit="search")
+    assert_frame_equal(pl.read_parquet(target), expected)
+
+
+def test_interleaving_bad_usage_and_data() -> None:
+    code, out, err = run(
+        ["online", "interleaving", "--log", str(INTERLEAVING), "--by", "nope"]
+    )
+    assert (code, out) == (2, "")
+    assert "not columns of the searches" in err
+    code, out, err = run(["online", "interleaving", "--log", str(LOG)])
+    assert (code, out) == (1, "")
+    assert "none of its searches was interleaved" in err

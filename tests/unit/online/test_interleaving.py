@@ -582,6 +582,12 @@ def test_credited_events_click_sat_click_add_to_cart() -> None:
         interleaving_outcomes(
             _team_results(), events.drop("dwell_ms"), credit="sat_click"
         )
+    with pytest.raises(SchemaError, match="milliseconds as numbers"):
+        interleaving_outcomes(
+            _team_results(),
+            events.with_columns(pl.col("dwell_ms").cast(pl.String)),
+            credit="sat_click",
+        )
     with pytest.raises(SchemaError, match="event_type"):
         interleaving_outcomes(
             _team_results(), events.drop("event_type"), credit="add_to_cart"
@@ -1030,6 +1036,17 @@ def test_bad_options_and_columns() -> None:
         interleaving_test(outcomes, correction="sidak")  # type: ignore[arg-type]
     with pytest.raises(SchemaError, match="ranker"):
         interleaving_test(outcomes.drop("credit_B"))
+    # a missing credit was read as a tie
+    with pytest.raises(DataError, match="null or NaN credit"):
+        interleaving_test(
+            outcomes.with_columns(
+                credit_A=pl.when(pl.int_range(pl.len()) == 0)
+                .then(float("nan"))
+                .otherwise("credit_A")
+            )
+        )
+    with pytest.raises(DataError, match="null or NaN credit"):
+        interleaving_test(outcomes.with_columns(credit_B=pl.lit(None, pl.Float64)))
 
 
 def test_end_to_end_on_a_simulated_log() -> None:

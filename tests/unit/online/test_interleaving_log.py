@@ -89,6 +89,40 @@ def test_searches_without_interleaved_results_are_left_out():
     )
 
 
+def test_searches_that_showed_nothing_are_counted():
+    searches, results, events = _tables()
+    nothing = pl.DataFrame(
+        {
+            "search_id": ["s5", "s6"],
+            "user_id": ["u1", "u3"],
+            "ts": [T0 + dt.timedelta(hours=h) for h in (5, 6)],
+            "query": ["qq", "rr"],
+            "query_class": ["nav", "info"],
+            "n_results": [0, 0],
+            "variant": ["interleaved", "control"],
+        }
+    )
+    log = ie.online.read_log(
+        searches=pl.concat([searches.head(3), nothing]),
+        results=results,
+        events=events.head(3),
+    )
+    # s5 is of the interleaved arm; s6 of another arm is not this test's
+    with pytest.warns(
+        ie.errors.InterleavingWarning, match=r"1 search\(es\) of the interleaved"
+    ):
+        out = ie.online.interleaving_outcomes(log)
+    assert out["search_id"].to_list() == ["s1", "s2", "s3"]
+
+
+def test_a_log_without_interleaved_searches_says_so():
+    # an A/B log: plain results, no team or rank_<ranker>; its 218 zero-result
+    # searches are not reported as an interleaved arm's
+    ab_log = ie.online.read_log("data/log")
+    with pytest.raises(SchemaError, match="none of its searches was interleaved"):
+        ie.online.interleaving_outcomes(ab_log)
+
+
 def test_explicit_clicks_and_searches_win_over_the_log():
     log = _log()
     clicks = pl.DataFrame({"search_id": ["s1"], "position": [2]})

@@ -116,6 +116,24 @@ def test_click_frame_of_a_log():
     ]
 
 
+def test_click_frame_counts_clicks_it_cannot_place():
+    base = example_log()
+    events = base.events.drop(
+        [c for c in base.events.columns if c.startswith("__ireval")]
+    ).filter(pl.col("event_type") == "click")
+    unplaced = events.head(1).with_columns(
+        event_id=pl.lit("e9"), position=pl.lit(None, dtype=events["position"].dtype)
+    )
+    log = read_log(
+        searches=base.searches.select("search_id", "user_id", "ts", "variant", "query"),
+        results=base.results.select("search_id", "position", "doc_id"),
+        events=pl.concat([events, unplaced]),
+    )
+    with pytest.warns(ie.errors.LogWarning, match="1 click"):
+        flat = click_frame(log)
+    assert flat["clicked"].sum() == 2
+
+
 def test_fit_click_model_takes_a_search_log():
     log = read_log("data/log")
     with pytest.warns(ie.errors.LogWarning, match="later results page"):
@@ -170,6 +188,84 @@ def test_chain_breaks_where_no_pair_links_neighbours():
     assert pivot["propensity"][2:].is_null().all()
     pairs = propensities(swapped, "all_pairs", n_bootstrap=0, k=2)
     assert pairs["propensity"].is_not_null().all()
+
+
+def _two_rankers() -> pl.DataFrame:
+    """q1: ranker A shows (a, b) 4 times, a clicked each time; B shows (b, a)
+    twice, a clicked once. q2: A shows (c, d) once, c clicked; B (d, c) once."""
+    lists = [("q1", "A", ["a", "b"], "a")] * 4 + [
+        ("q1", "B", ["b", "a"], "a"),
+        ("q1", "B", ["b", "a"], None),
+        ("q2", "A", ["c", "d"], "c"),
+        ("q2", "B", ["d", "c"], None),
+    ]
+    rows = [
+        (s, q, pos, d, d == hit, r)
+        for s, (q, r, docs, hit) in enumerate(lists)
+        for pos, d in enumerate(docs, start=1)
+    ]
+    return pl.DataFrame(
+        rows,
+        schema=["search_id", "query_id", "position", "doc_id", "clicked", "ranker"],
+        orient="row",
+    )
+
+
+@pytest.mark.parametrize(
+    ("weighting", "ranker", "expected"),
+    [
+        # Agarwal et al.: a click at k counts 1 / w(q, d, k), w the traffic of
+        # the rankers that put d at k (n_A = 5 searches, n_B = 3):
+        # ca = 4/5 (a at 1) + 1/5 (c at 1) = 1, cb = 1/3 (a at 2) + 0 (c at 2)
+        ("traffic", "ranker", 1 / 3),
+        # without the ranker: click-through rates weighted by the query's
+        # searches, n_q1 = 6, n_q2 = 2: ca = 6 * 1 + 2 * 1, cb = 6 * 1/2 + 0
+        ("traffic", None, 3 / 8),
+        # every pair alike: ca = 1 + 1, cb = 1/2 + 0
+        ("uniform", "ranker", 1 / 4),
+        # n_1 n_2 / (n_1 + n_2): a 4 * 2 / 6 = 4/3, c 1/2:
+        # ca = 4/3 + 1/2 = 11/6, cb = 4/3 * 1/2 = 2/3
+        ("harmonic", "ranker", 4 / 11),
+    ],
+)
+def test_harvesting_weights_by_hand(weighting, ranker, expected):
+    got = propensities(
+        _two_rankers(), "pivot", n_bootstrap=0, weighting=weighting, ranker=ranker
+    )
+    assert got["propensity"].to_list() == pytest.approx([1.0, expected])
+
+
+def test_harvesting_ranker_column_from_a_log_and_bad_rankers():
+    log = example_log()
+    # the example log's searches have no ranker column: n_q weights, as ranker=None
+    flat = click_frame(log)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert propensities(flat, "pivot", n_bootstrap=0).equals(
+            propensities(flat, "pivot", n_bootstrap=0, ranker=None)
+        )
+    frame = _two_rankers()
+    with pytest.raises(DataError, match="ranker=None"):
+        propensities(
+            frame.with_columns(
+                ranker=pl.when(pl.col("search_id") == 0).then(None).otherwise("ranker")
+            ),
+            "pivot",
+            n_bootstrap=0,
+        )
+    # only weighting='traffic' reads the ranker column
+    nulls = frame.with_columns(ranker=pl.lit(None, pl.String))
+    assert propensities(nulls, "pivot", n_bootstrap=0, weighting="uniform")[
+        "propensity"
+    ].to_list() == pytest.approx([1.0, 1 / 4])
+    with pytest.raises(DataError, match="more than one ranker"):
+        propensities(
+            frame.with_columns(ranker=pl.format("{}{}", "ranker", "position")),
+            "pivot",
+            n_bootstrap=0,
+        )
+    with pytest.raises(OptionError, match="weighting"):
+        propensities(frame, "pivot", weighting="paper")
 
 
 def test_bootstrap_interval_covers_truth():
@@ -402,6 +498,55 @@ def test_zero_propensity():
     fine = counterfactual(clicks_at_2, run, "CTR@2", propensities=got, clip=0.1)
     assert fine["value"][0] == pytest.approx(10.0)
     assert fine["clipped_share"][0] == 1.0
+    # clicks at both positions: the one at propensity zero still has an
+    # infinite unclipped weight, so all of it is clipped (the share was -10)
+    both = frame.with_columns(clicked=pl.lit(value=True))
+    mixed = counterfactual(both, run, "CTR@2", propensities=got, clip=0.1)
+    assert mixed["value"][0] == pytest.approx((1 + 10 + 1 + 10) / 2)
+    assert mixed["clipped_share"][0] == 1.0
+
+
+def test_null_propensity_says_where_it_comes_from():
+    frame = pl.DataFrame(
+        {
+            "search_id": [1, 1],
+            "query_id": "q",
+            "position": [1, 2],
+            "doc_id": ["a", "b"],
+            "clicked": [True, False],
+        }
+    )
+    run = pl.DataFrame({"query_id": "q", "doc_id": ["a"], "score": [1.0]})
+    with pytest.raises(DataError, match=r"(?s)null, NaN.*Hint: drop those positions"):
+        counterfactual(frame, run, propensities={1: 1.0, 2: None})
+    with pytest.raises(DataError, match="whole-number positions"):
+        counterfactual(frame, run, propensities={"top": 1.0})
+
+
+def test_flat_frames_are_checked_as_the_click_models_check_them():
+    frame = pl.DataFrame(
+        {
+            "search_id": [1, 1, 2, 2],
+            "query_id": "q",
+            "position": [1, 2, 1, 2],
+            "doc_id": ["a", "b", "b", "a"],
+            "clicked": [True, False, False, True],
+        }
+    )
+    run = pl.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    props = {1: 1.0, 2: 0.5}
+    text_clicks = frame.with_columns(clicked=pl.Series(["yes", "no", "no", "yes"]))
+    with pytest.raises(SchemaError, match="'clicked' has dtype String"):
+        propensities(text_clicks, "pivot", n_bootstrap=0)  # was a polars error
+    with pytest.raises(DataError, match="other than 0 and 1"):
+        counterfactual(
+            frame.with_columns(clicked=pl.Series([2, 0, 0, 1])), run, propensities=props
+        )
+    twice = frame.with_columns(position=pl.Series([1, 1, 1, 2]))
+    with pytest.raises(DataError, match="slot"):  # was accepted by harvesting
+        propensities(twice, "pivot", n_bootstrap=0)
+    with pytest.raises(DataError, match="slot"):
+        counterfactual(twice, run, propensities=props)
 
 
 def test_bad_options():

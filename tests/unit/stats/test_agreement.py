@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 import ireval_df as ie
-from ireval_df.errors import DataError, SchemaError
+from ireval_df.errors import DataError, MetricSpecError, SchemaError
 from ireval_df.stats import tau_ap
 
 
@@ -95,6 +95,50 @@ def test_ab_frame_with_system_mapping_and_slices():
     assert got["kendall_tau"][0] == pytest.approx(1.0)
 
 
+def test_lower_is_better_metrics_are_turned_round():
+    # offline: b is better than a on nDCG@10 (+0.05). Online, b's users abandon
+    # less (Abandonment -0.02, lower is better): the two agree, and a rise in
+    # abandonment would be the disagreement.
+    offline = _offline().filter(pl.col("baseline") == "a")
+    ab = pl.DataFrame(
+        {
+            "variant": ["b", "c"],
+            "metric": "Abandonment",
+            "delta": [-0.02, -0.03],
+            "significant": [True, True],
+        }
+    )
+    row = ie.agreement(offline, ab, control="a").row(0, named=True)
+    assert row["sign_agreement"] == 1.0
+    assert row["n_opposite"] == 0
+    # ordering: offline c > b > a; online c abandons least: c > b > a
+    assert row["kendall_tau"] == pytest.approx(1.0)
+    assert row["tau_ap"] == pytest.approx(1.0)
+    worse = ab.with_columns(delta=-pl.col("delta"))
+    row = ie.agreement(offline, worse, control="a").row(0, named=True)
+    assert row["sign_agreement"] == 0.0
+    assert row["opposite_pairs"] == ["a vs b", "a vs c"]
+    assert row["kendall_tau"] == pytest.approx(-1.0)
+
+
+def test_own_metric_names_need_a_direction():
+    offline = _offline().filter(pl.col("baseline") == "a")
+    ab = pl.DataFrame(
+        {"variant": ["b", "c"], "metric": "latency_ms", "delta": [5.0, -3.0]}
+    )
+    with pytest.raises(MetricSpecError, match="higher_is_better="):
+        ie.agreement(offline, ab, control="a")
+    # lower latency is better: b (+5 ms) disagrees with nDCG, c (-3 ms) agrees
+    row = ie.agreement(
+        offline, ab, control="a", higher_is_better={"latency_ms": False}
+    ).row(0, named=True)
+    assert row["sign_agreement"] == 0.5
+    # an A/B test's per-position rows take the direction of their registry name
+    per_position = ab.with_columns(metric=pl.lit("PositionCTR@3[1]"))
+    row = ie.agreement(offline, per_position, control="a").row(0, named=True)
+    assert row["sign_agreement"] == 0.5  # CTR: higher is better, b +5 agrees
+
+
 def test_bad_input():
     with pytest.raises(DataError, match="systems="):
         ie.agreement(_offline(), _interleaving().with_columns(ranker_a=pl.lit("z")))
@@ -106,6 +150,10 @@ def test_bad_input():
         ie.agreement(_offline(), pl.DataFrame({"x": [1]}))
     with pytest.raises(SchemaError, match="by="):
         ie.agreement(_offline(), _interleaving(), by="cls")
+    with pytest.raises(SchemaError, match="without a metric name"):
+        ie.agreement(
+            _offline().with_columns(metric=pl.lit(None, pl.String)), _interleaving()
+        )
 
 
 def test_bundled_data_offline_against_itself():
@@ -122,3 +170,13 @@ def test_bundled_data_offline_against_itself():
     assert same["kendall_tau"] == 1.0
     assert same["tau_ap"] == 1.0
     assert got.height == 2
+
+
+def test_without_scipy_the_error_names_the_extra(monkeypatch):
+    import sys
+
+    from ireval_df.errors import IrevalError
+
+    monkeypatch.setitem(sys.modules, "scipy.stats", None)
+    with pytest.raises(IrevalError, match=r"ireval-df\[stats\]"):
+        ie.agreement(_offline(), _interleaving())
