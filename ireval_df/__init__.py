@@ -30,7 +30,7 @@ from ireval_df.schema import read_docs, read_qrels, read_queries, read_run
 from ireval_df.similarity import diff, similarity
 
 if TYPE_CHECKING:
-    from ireval_df import online
+    from ireval_df import online, plot
     from ireval_df.diagnostics import disagreement, failures, trace, validate
     from ireval_df.report import to_html, to_latex, to_markdown, to_wide
     from ireval_df.stats import (
@@ -60,6 +60,7 @@ __all__ = [
     "list_metrics",
     "online",
     "parse_metric",
+    "plot",
     "position_buckets",
     "quantile_bins",
     "read_docs",
@@ -102,6 +103,8 @@ _LAZY = {
     "to_wide": "ireval_df.report",
     # a module, not a function: ie.online.read_log, ie.online.metrics ...
     "online": "module:ireval_df.online",
+    # charts (altair, the [plot] extra): ie.plot.deltas, ie.plot.pr_curve ...
+    "plot": "module:ireval_df.plot",
 }
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

@@ -59,6 +59,7 @@ def test_no_machine_paths_in_tracked_text():
         "docs/click_models.md",
         "docs/interleaving.md",
         "docs/propensities.md",
+        "docs/plots.md",
     ],
 )
 def test_python_examples_run(page, tmp_path, monkeypatch):

@@ -2,7 +2,8 @@
 
 ``import ireval_df`` alone loads no numpy either, nor the modules behind the
 public names imported on first use (compare, report, slices, summarize,
-validate); every name in ``__all__`` still resolves.
+validate, plot); every name in ``__all__`` still resolves, and resolving
+``ie.plot`` loads no altair (a chart does).
 
 Checked in a fresh interpreter through ``sys.modules``. How long ``import
 ireval_df`` takes is measured by the benchmarks (``bench/harness.py``,
@@ -94,6 +95,8 @@ seen = {{"heavy": sorted(m for m in {heavy!r} if m in sys.modules)}}
 seen["lazy"] = sorted(m for m in {lazy!r} if m in sys.modules)
 missing = [name for name in ie.__all__ if not hasattr(ie, name)]
 names = {{name: type(getattr(ie, name)).__name__ for name in ie.__all__}}
+# ie.plot resolved above: its charts import altair on first use only
+seen["altair"] = "altair" in sys.modules
 from ireval_df.stats import compare, tukey_hsd
 from ireval_df.stats.summary import summarize
 from ireval_df.diagnostics.validation import validate
@@ -107,16 +110,22 @@ LAZY = (
     "ireval_df.report",
     "ireval_df.diagnostics",
     "ireval_df.online",
+    "ireval_df.plot",
 )
 
 
 def test_import_loads_no_numpy_and_every_public_name_resolves() -> None:
     found = _probe(IMPORT_PROBE.format(heavy=(*HEAVY, "numpy"), lazy=LAZY))
-    assert found["seen"] == {"heavy": [], "lazy": []}
+    assert found["seen"] == {"heavy": [], "lazy": [], "altair": False}
     assert found["missing"] == []
     # a subpackage named like its function (compare, validate) never hides it
     modules = {k: v for k, v in found["names"].items() if v != "function"}
-    assert modules == {"Metric": "type", "errors": "module", "online": "module"}
+    assert modules == {
+        "Metric": "type",
+        "errors": "module",
+        "online": "module",
+        "plot": "module",
+    }
     assert found["same"] == [True, True, True, True]
 
 
