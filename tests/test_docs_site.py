@@ -55,8 +55,11 @@ def test_the_api_reference_names_every_public_function():
     paths = re.findall(r"^::: ([\w.]+)$", api, flags=re.MULTILINE)
     documented = [_resolve(path) for path in paths]
     public = {
-        f"ie.{name}": getattr(ie, name) for name in ie.__all__ if name != "online"
+        f"ie.{name}": getattr(ie, name)
+        for name in ie.__all__
+        if name not in ("online", "plot")
     }
+    public |= {f"ie.plot.{name}": getattr(ie.plot, name) for name in ie.plot.__all__}
     public |= {
         f"ie.online.{name}": getattr(ie.online, name)
         for name in ie.online.__all__
