@@ -31,6 +31,7 @@ from ireval_df.similarity import diff, similarity
 
 if TYPE_CHECKING:
     from ireval_df import online, plot
+    from ireval_df.cli.report import html_report
     from ireval_df.diagnostics import disagreement, failures, trace, validate
     from ireval_df.report import to_html, to_latex, to_markdown, to_wide
     from ireval_df.stats import (
@@ -56,6 +57,7 @@ __all__ = [
     "evaluate",
     "failures",
     "headroom",
+    "html_report",
     "length_buckets",
     "list_metrics",
     "online",
@@ -101,6 +103,8 @@ _LAZY = {
     "to_latex": "ireval_df.report",
     "to_markdown": "ireval_df.report",
     "to_wide": "ireval_df.report",
+    # the HTML report runs every family and the charts: the command line's layer
+    "html_report": "ireval_df.cli.report",
     # a module, not a function: ie.online.read_log, ie.online.metrics ...
     "online": "module:ireval_df.online",
     # charts (altair, the [plot] extra): ie.plot.deltas, ie.plot.pr_curve ...

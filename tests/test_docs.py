@@ -51,6 +51,7 @@ def test_no_machine_paths_in_tracked_text():
     [
         "README.md",
         "docs/index.md",
+        "docs/report.md",
         "docs/statistics.md",
         "docs/similarity.md",
         "docs/slices.md",

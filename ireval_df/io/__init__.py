@@ -11,6 +11,11 @@ subclass that names the file, the line and the fix.
 from __future__ import annotations
 
 from ireval_df.io.trec import trec_run_id_of_last_line
-from ireval_df.io.write import SUPPORTED_EXTENSIONS, write_results
+from ireval_df.io.write import SUPPORTED_EXTENSIONS, write_results, write_text
 
-__all__ = ["SUPPORTED_EXTENSIONS", "trec_run_id_of_last_line", "write_results"]
+__all__ = [
+    "SUPPORTED_EXTENSIONS",
+    "trec_run_id_of_last_line",
+    "write_results",
+    "write_text",
+]

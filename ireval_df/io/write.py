@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from ireval_df._utils.typing import FrameLike, PathLike
 
-__all__ = ["SUPPORTED_EXTENSIONS", "write_results"]
+__all__ = ["SUPPORTED_EXTENSIONS", "write_results", "write_text"]
 
 _PARQUET = (".parquet", ".pq")
 
@@ -105,6 +105,35 @@ def write_results(
     df = _to_dataframe(frame)
     if suffix == ".tsv":
         _check_tsv(df, name)
+    _replace(target, name, lambda temporary: writer(df, temporary, meta))
+
+
+def write_text(text: str, path: PathLike) -> None:
+    """Write ``text`` (UTF-8) to ``path``, atomically: all of it or nothing.
+
+    Raises
+    ------
+    FormatError
+        The path is a directory, its directory does not exist, or the write
+        failed; no file is left behind.
+
+    Examples
+    --------
+    >>> path = getfixture("tmp_path") / "page.html"
+    >>> write_text("<p>hi</p>", path)
+    >>> path.read_text()
+    '<p>hi</p>'
+    """
+    target = Path(path)
+    _replace(
+        target,
+        os.fspath(path),
+        lambda temporary: temporary.write_text(text, encoding="utf-8"),
+    )
+
+
+def _replace(target: Path, name: str, write: Callable[[Path], object]) -> None:
+    """Write a temporary file beside ``target`` with ``write``, then rename it there."""
     if target.is_dir():
         msg = f"cannot write {name!r}: it is a directory"
         raise FormatError(msg)
@@ -115,7 +144,7 @@ def write_results(
     temporary = track(parent / f".{target.name}.{secrets.token_hex(6)}.tmp")
     try:
         with terminate_as_interrupt(only_default=True):
-            writer(df, temporary, meta)
+            write(temporary)
             os.replace(temporary, target)
         untrack(temporary)
     except BaseException as exc:
