@@ -48,7 +48,8 @@ def register(sub: Any) -> None:
         "with no network: the summary, each run against the baseline with "
         "significance, the slices, per-query wins and losses, precision-recall "
         "curves, metric disagreement, the failure taxonomy and how alike the "
-        "rankings are. Without --qrels, the similarity part only.",
+        "rankings are; with --log, a search log's online metrics and A/B test. "
+        "Without --qrels, the similarity and online parts only.",
     )
     add_data_arguments(
         parser,
@@ -65,6 +66,15 @@ def register(sub: Any) -> None:
         "--baseline",
         metavar="RUN",
         help="the run the others are compared with (default: the first)",
+    )
+    parser.add_argument(
+        "--log",
+        metavar="DIR",
+        help="a search log (ireval-df online's tables): adds its online metrics per "
+        "arm, the click curve by position and, with two arms or more, the A/B test",
+    )
+    parser.add_argument(
+        "--control", metavar="ARM", help="the log's control arm (default: the first)"
     )
     parser.add_argument("--title", default="Evaluation report", help="the page's title")
     parser.add_argument(
@@ -91,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
         queries=args.queries,
         by=by,
         baseline=args.baseline,
+        log=args.log,
+        control=args.control,
         title=args.title,
         command=" ".join(["ireval-df", *sys.argv[1:]]),
     )
@@ -107,6 +119,8 @@ def html_report(
     queries: Any = None,
     by: str | Sequence[str] | None = None,
     baseline: str | None = None,
+    log: Any = None,
+    control: str | None = None,
     title: str = "Evaluation report",
     command: str = "",
 ) -> str:
@@ -131,6 +145,13 @@ def html_report(
         Query attributes to slice by.
     baseline : str, optional
         The run the others are compared with (default: the first).
+    log : SearchLog or path, optional
+        A search log (:func:`ireval_df.online.read_log` or its folder): adds
+        its online metrics per arm (and slice, where the searches hold the
+        ``by`` columns), the click curve by position and, with two arms or
+        more, the A/B test of each against ``control``.
+    control : str, optional
+        The log's control arm (default: the first in the log).
     title : str
         The page's title.
     command : str
@@ -160,11 +181,14 @@ def html_report(
                 run, qrels, list(metrics), queries, slices, base, names
             )
         else:
-            notes.append(
-                "No judgments were given: the report shows how alike the runs are."
+            shows = "how alike the runs are" + (
+                " and the search log's online metrics" if log is not None else ""
             )
+            notes.append(f"No judgments were given: the report shows {shows}.")
         if len(names) > 1:
             sections += _similarity(run, queries, slices, base)
+        if log is not None:
+            sections += _online(log, slices, control)
     said = list(dict.fromkeys(str(w.message) for w in caught))
     sections.append(_settings(names, base, qrels, metrics, slices, command, said))
     subtitle = f"{len(names)} run(s): {', '.join(names)}; baseline {base}"
@@ -278,8 +302,7 @@ def _failures(
     import ireval_df as ie
     from ireval_df.report.page import Section, Table, Text
 
-    found = ie.failures(run, qrels, queries=queries, by=slices or None)
-    frame = found if isinstance(found, pl.DataFrame) else pl.from_pandas(found)
+    frame = _frame(ie.failures(run, qrels, queries=queries, by=slices or None))
     return Section(
         "Failures",
         [
@@ -319,6 +342,59 @@ def _similarity(
     ]
 
 
+#: The online metrics of the report
+ONLINE = ("CTR", "ClickRR", "ZeroResultRate", "Abandonment", "Reformulation")
+
+
+def _online(log: Any, slices: list[str], control: str | None) -> list[Section]:
+    import ireval_df as ie
+    from ireval_df.report.page import Chart, Section, Table, Text
+
+    searches = log if isinstance(log, ie.online.SearchLog) else ie.online.read_log(log)
+    by = [c for c in slices if c in searches.searches.columns]
+    values = ie.online.metrics(searches, list(ONLINE), by=by or None)
+    blocks: list[Any] = [
+        Text(
+            "Online metrics of the search log per arm"
+            + (f" and {', '.join(by)}" if by else "")
+            + ": each a ratio of sums over the arm's searches (docs/online.md)."
+        ),
+        Table(_plain_table(_wide_online(_frame(values), by))),
+        Chart(ie.plot.position_ctr(searches).to_dict(), "Clicks by position"),
+    ]
+    arms = sorted(str(a) for a in searches.searches["variant"].drop_nulls().unique())
+    if len(arms) > 1:
+        # an arm called control, else the first by name
+        first = control or ("control" if "control" in arms else arms[0])
+        tested = ie.online.ab_test(searches, list(ONLINE), control=first)
+        blocks += [
+            Text(
+                f"Each arm against {first}, per randomisation unit (delta method "
+                "for ratios, Welch's t), Holm-corrected; the sample-ratio check's "
+                "p-value is in every row."
+            ),
+            Table(_plain_table(_frame(tested))),
+            Chart(ie.plot.ab(tested).to_dict(), f"Relative change against {first}"),
+        ]
+    return [Section("Online", blocks)]
+
+
+def _wide_online(values: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """Return online metrics one row per arm (and slice), a column per metric."""
+    keys = ["experiment_id", "variant", *by]
+    wide = values.pivot(on="metric", index=keys, values="value")
+    counts = values.group_by(keys, maintain_order=True).agg(
+        pl.col("n_units").max().alias("units"),
+        pl.col("n_searches").max().alias("searches"),
+    )
+    return wide.join(counts, on=keys, how="left", maintain_order="left")
+
+
+def _frame(frame: Any) -> pl.DataFrame:
+    """Return a result as a polars DataFrame, whatever kind it came as."""
+    return frame if isinstance(frame, pl.DataFrame) else pl.from_pandas(frame)
+
+
 def _settings(
     names: list[str],
     base: str,
@@ -346,7 +422,7 @@ def _settings(
         else "given"
         if qrels is not None
         else "none",
-        "metrics": ", ".join(metrics),
+        "metrics": ", ".join(metrics) if qrels is not None else "none (no judgments)",
         "slices": ", ".join(slices) or "none",
         "command": command or "(Python)",
         "python": sys.version.split()[0],

@@ -122,3 +122,22 @@ def test_a_run_file_that_does_not_exist_is_a_data_error(
     assert code == 1
     assert "nope.run" in err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_search_log_adds_its_online_metrics_and_ab_test(tmp_path: Path) -> None:
+    target = tmp_path / "report.html"
+    code, _, err = run(
+        ["report", "--run", *RUNS[:2], "--log", str(DATA / "log"), "-o", str(target)]
+    )
+    assert code == 0, err
+    page = target.read_text()
+    assert sections(page) == [
+        "About",
+        "How alike the rankings are",
+        "Online",
+        "Settings and versions",
+    ]
+    assert "and the search log&#x27;s online metrics" in page
+    # per arm: the click curve and the A/B test against the arm called control
+    assert "Each arm against control" in page
+    assert page.count('class="vega"') == 3
