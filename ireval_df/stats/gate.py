@@ -270,8 +270,8 @@ def gate(
     ...     "value": [0.5, 0.4, 0.6, 0.3, 0.5, 0.41, 0.59, 0.3],
     ... })
     >>> row = gate(per_query, baseline="prod", margin=0.05).row(0, named=True)
-    >>> row["run_id"], row["delta"], round(row["p_value"], 4), row["verdict"]
-    ('new', 0.0, 0.0001, 'passed')
+    >>> row["run_id"], round(row["delta"], 4), round(row["p_value"], 4), row["verdict"]
+    ('new', 0.0, 0.0006, 'passed')
     """
     check_choice("correction", correction, _CORRECTIONS)
     alpha = _number("alpha", alpha, low=0.0, high=1.0)
