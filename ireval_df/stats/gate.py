@@ -267,11 +267,11 @@ def gate(
     ...     "run_id": ["prod"] * 4 + ["new"] * 4,
     ...     "query_id": ["1", "2", "3", "4"] * 2,
     ...     "metric": "AP",
-    ...     "value": [0.5, 0.4, 0.6, 0.3, 0.5, 0.41, 0.59, 0.3],
+    ...     "value": [0.5, 0.4, 0.6, 0.3, 0.5, 0.42, 0.59, 0.3],
     ... })
     >>> row = gate(per_query, baseline="prod", margin=0.05).row(0, named=True)
     >>> row["run_id"], round(row["delta"], 4), round(row["p_value"], 4), row["verdict"]
-    ('new', 0.0, 0.0006, 'passed')
+    ('new', 0.0025, 0.0018, 'passed')
     """
     check_choice("correction", correction, _CORRECTIONS)
     alpha = _number("alpha", alpha, low=0.0, high=1.0)
