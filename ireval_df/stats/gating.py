@@ -427,10 +427,10 @@ def _gate_paired(
     passed, verdict = _verdicts(p_adjusted, beyond, alpha)
     result = (
         groups.with_columns(
-            pl.Series("ci_low", low, dtype=pl.Float64, nan_to_null=True),
-            pl.Series("ci_high", high, dtype=pl.Float64, nan_to_null=True),
+            pl.Series("ci_low", low, dtype=pl.Float64).fill_nan(None),
+            pl.Series("ci_high", high, dtype=pl.Float64).fill_nan(None),
             pl.Series("margin", margins, dtype=pl.Float64),
-            pl.Series("p_value", p, dtype=pl.Float64, nan_to_null=True),
+            pl.Series("p_value", p, dtype=pl.Float64).fill_nan(None),
             pl.Series("p_adjusted", p_adjusted, dtype=pl.Float64),
             pl.Series("passed", passed, dtype=pl.Boolean),
             pl.Series("verdict", verdict, dtype=pl.String),
@@ -506,10 +506,10 @@ def _gate_threshold(
     p_adjusted = _corrected(p, correction)
     passed, verdict = _verdicts(p_adjusted, beyond, alpha)
     result = groups.with_columns(
-        pl.Series("ci_low", low, dtype=pl.Float64, nan_to_null=True),
-        pl.Series("ci_high", high, dtype=pl.Float64, nan_to_null=True),
+        pl.Series("ci_low", low, dtype=pl.Float64).fill_nan(None),
+        pl.Series("ci_high", high, dtype=pl.Float64).fill_nan(None),
         pl.lit(minimum, dtype=pl.Float64).alias("minimum"),
-        pl.Series("p_value", p, dtype=pl.Float64, nan_to_null=True),
+        pl.Series("p_value", p, dtype=pl.Float64).fill_nan(None),
         pl.Series("p_adjusted", p_adjusted, dtype=pl.Float64),
         pl.Series("passed", passed, dtype=pl.Boolean),
         pl.Series("verdict", verdict, dtype=pl.String),
