@@ -52,7 +52,8 @@ def register(sub: Any) -> None:
         parser,
         required=False,
         run_help="candidate run file(s)",
-        metric_help="metric (repeatable; default nDCG@10); see 'ireval-df metrics'",
+        metric_help="metric (repeatable; default nDCG@10), or with --min-rbo the "
+        f"similarity measure (default {RBO}); see 'ireval-df metrics'",
         by_help="gate within each value of this query attribute "
         "(repeatable; needs --queries)",
     )
