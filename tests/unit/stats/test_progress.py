@@ -11,15 +11,18 @@ from __future__ import annotations
 import io
 import sys
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
-import pytest
 
 import ireval_df as ie
 from ireval_df._utils import progress
 from ireval_df._utils.progress import LARGE_WORK, Progress
 from ireval_df.stats.resampling import bootstrap_means
+
+if TYPE_CHECKING:
+    import pytest
 
 DATA = "data"
 
