@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         age_buckets,
         agreement,
         compare,
+        gate,
         headroom,
         length_buckets,
         position_buckets,
@@ -56,6 +57,7 @@ __all__ = [
     "errors",
     "evaluate",
     "failures",
+    "gate",
     "headroom",
     "html_report",
     "length_buckets",
@@ -87,6 +89,7 @@ _LAZY = {
     "age_buckets": "ireval_df.stats",
     "agreement": "ireval_df.stats",
     "compare": "ireval_df.stats",
+    "gate": "ireval_df.stats",
     # from its own module: importing ireval_df.stats.headroom makes the
     # package attribute ireval_df.stats.headroom that module, not the function
     "headroom": "ireval_df.stats.headroom",

@@ -1,4 +1,4 @@
-"""Evaluating polars frames loads neither pandas, scipy nor hypothesis.
+"""Evaluating polars frames loads neither pandas, scipy, hypothesis nor tqdm.
 
 ``import ireval_df`` alone loads no numpy either, nor the modules behind the
 public names imported on first use (compare, report, slices, summarize,
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("pandas", "scipy", "hypothesis")
+HEAVY = ("pandas", "scipy", "hypothesis", "tqdm")
 
 PROBE = """
 import json, sys

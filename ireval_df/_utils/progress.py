@@ -1,30 +1,58 @@
-"""A one-line progress bar on stderr for long loops (resampling, buckets).
+"""Progress bars for long loops (resampling, buckets, click-model fitting), by tqdm.
 
-It draws only when the stream is a terminal and the work is large, so logs,
-pipes, CI and doctests stay clean. It is the only place in the library that
-talks to the terminal.
+A bar is drawn only when someone is watching: the stream is a terminal, or
+the code runs in a Jupyter kernel (a notebook widget when ``ipywidgets`` is
+installed, else tqdm's text bar in the cell's output), and the work is
+large. Logs, pipes, CI and doctests stay clean. ``TQDM_DISABLE=1`` in the
+environment (tqdm's own switch) turns every bar off.
+
+tqdm is imported only when a bar is drawn, so ``import ireval_df`` does not
+load it. This is the only module of the library that talks to the terminal.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import os
 import sys
-import time
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-__all__ = ["LARGE_WORK", "Progress"]
+__all__ = ["LARGE_WORK", "Progress", "in_notebook"]
 
 #: Number of elementary operations (resamples x queries x comparisons)
 #: above which a bar is worth drawing.
 LARGE_WORK = 50_000_000
-_WIDTH = 30
+#: Seconds between redraws at most (tqdm's ``mininterval``).
 _INTERVAL = 0.1
 
 
+def in_notebook() -> bool:
+    """Whether the code runs in a Jupyter kernel (a notebook, JupyterLab, VS Code).
+
+    Examples
+    --------
+    >>> in_notebook()
+    False
+    """
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    if get is None:
+        return False
+    shell = get()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def _switched_off() -> bool:
+    value = os.environ.get("TQDM_DISABLE", "").strip().lower()
+    return value not in ("", "0", "false", "no", "off")
+
+
 class Progress:
-    """Progress of ``total`` steps, drawn as ``label [#####.....]  45%``.
+    """Progress of ``total`` steps, drawn by tqdm as ``label: 45%|####  | 45/100``.
 
     Parameters
     ----------
@@ -37,15 +65,15 @@ class Progress:
         nothing is drawn. None means "large".
     stream : file-like, optional
         Where to draw; ``sys.stderr`` by default. Nothing is drawn unless
-        ``stream.isatty()`` is true.
+        ``stream.isatty()`` is true or the code runs in a notebook.
 
     Examples
     --------
     >>> import io
     >>> with Progress(10, "resampling", stream=io.StringIO()) as bar:
     ...     bar.update(10)
-    >>> bar.enabled
-    False
+    >>> bar.enabled, bar.done
+    (False, 10)
     """
 
     def __init__(
@@ -58,35 +86,37 @@ class Progress:
     ) -> None:
         self.total = max(int(total), 1)
         self.label = label
-        self.stream = sys.stderr if stream is None else stream
-        isatty = getattr(self.stream, "isatty", None)
-        tty = bool(isatty()) if callable(isatty) else False
-        self.enabled = tty and (work is None or work >= LARGE_WORK)
         self.done = 0
-        self._last = 0.0
+        self._bar: Any = None
+        stream = sys.stderr if stream is None else stream
+        isatty = getattr(stream, "isatty", None)
+        tty = bool(isatty()) if callable(isatty) else False
+        large = work is None or work >= LARGE_WORK
+        notebook = not tty and in_notebook()
+        self.enabled = large and (tty or notebook) and not _switched_off()
+        if self.enabled:
+            self._bar = _tqdm(notebook=notebook)(
+                total=self.total,
+                desc=label,
+                file=stream,
+                leave=False,
+                mininterval=_INTERVAL,
+                dynamic_ncols=True,
+            )
 
     def update(self, steps: int = 1) -> None:
-        """Advance by ``steps`` and redraw at most ten times a second."""
-        self.done = min(self.total, self.done + steps)
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if now - self._last < _INTERVAL and self.done < self.total:
-            return
-        self._last = now
-        filled = round(_WIDTH * self.done / self.total)
-        bar = "#" * filled + "." * (_WIDTH - filled)
-        share = 100 * self.done // self.total
-        self.stream.write(f"\r{self.label} [{bar}] {share:3d}%")
-        self.stream.flush()
+        """Advance by ``steps``; tqdm redraws at most ten times a second."""
+        steps = min(steps, self.total - self.done)
+        self.done += steps
+        if self._bar is not None and steps > 0:
+            self._bar.update(steps)
 
     def close(self) -> None:
-        """Erase the bar, leaving the terminal line clean."""
-        if self.enabled:
-            width = len(self.label) + _WIDTH + 8
-            self.stream.write("\r" + " " * width + "\r")
-            self.stream.flush()
-            self.enabled = False
+        """Remove the bar, leaving the terminal line (or the cell) clean."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        self.enabled = False
 
     def __enter__(self) -> Progress:
         return self
@@ -98,3 +128,14 @@ class Progress:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _tqdm(*, notebook: bool) -> Any:
+    """Return tqdm's bar class: the notebook widget where it can draw, else text.
+
+    ``tqdm.auto`` makes the same choice but warns when a notebook lacks
+    ``ipywidgets``; the text bar is the right fallback there, without a warning.
+    """
+    if notebook and importlib.util.find_spec("ipywidgets") is not None:
+        return importlib.import_module("tqdm.notebook").tqdm
+    return importlib.import_module("tqdm").tqdm

@@ -19,6 +19,7 @@ from ireval_df.cli import (
     diff,
     evaluate,
     failures,
+    gate,
     metrics,
     online,
     report,
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     for command in (
         evaluate,
         compare,
+        gate,
         similarity,
         diff,
         failures,

@@ -40,6 +40,7 @@ import numpy as np
 import polars as pl
 
 from ireval_df._utils.frames import to_polars
+from ireval_df._utils.progress import Progress
 from ireval_df._utils.provenance import output
 from ireval_df.errors import (
     DataError,
@@ -465,6 +466,11 @@ def _counts(codes: Ints, n: int, weights: Any = None) -> Floats:
     return counts
 
 
+#: Elementary operations per cell and EM iteration (a few gathers and bincounts),
+#: to size the work for the progress bar.
+_EM_COST = 10
+
+
 def _position_em(
     log: _Log, key: Ints, n_keys: int, opts: _Options
 ) -> tuple[Floats, Floats, Floats, bool]:
@@ -492,17 +498,21 @@ def _position_em(
     cell_pair, cell_key, skipped = cell_pair[keep], cell_key[keep], skipped[keep]
     alpha = np.full(n_pairs, opts.init)
     theta = np.full(n_keys, opts.init)
-    for _ in range(opts.iterations):
-        a, t = alpha[cell_pair], theta[cell_key]
-        weight = skipped / (1.0 - a * t)
-        alpha_new = opts.rate(
-            clicks_pair + _counts(cell_pair, n_pairs, weight * (1.0 - t) * a),
-            shown_pair,
-        )
-        theta = opts.rate(
-            clicks_key + _counts(cell_key, n_keys, weight * (1.0 - a) * t), shown_key
-        )
-        alpha = alpha_new
+    work = opts.iterations * (len(cell_pair) + n_pairs) * _EM_COST
+    with Progress(opts.iterations, "fitting the click model (EM)", work=work) as bar:
+        for _ in range(opts.iterations):
+            a, t = alpha[cell_pair], theta[cell_key]
+            weight = skipped / (1.0 - a * t)
+            alpha_new = opts.rate(
+                clicks_pair + _counts(cell_pair, n_pairs, weight * (1.0 - t) * a),
+                shown_pair,
+            )
+            theta = opts.rate(
+                clicks_key + _counts(cell_key, n_keys, weight * (1.0 - a) * t),
+                shown_key,
+            )
+            alpha = alpha_new
+            bar.update()
     return alpha, theta, shown_key, identified
 
 
@@ -647,41 +657,47 @@ def _fit_dbn(log: _Log, opts: _Options) -> tuple[_Params, bool]:
     no_click = np.empty((depth + 1, n_searches))
     exam = np.empty((depth, n_searches))
     attracted = np.empty((depth, n_searches))
-    for _ in range(opts.iterations):
-        a = np.where(valid, alpha[pairs], 0.0)  # padding: nothing to click
-        no_click[depth] = 1.0
-        for r in range(depth - 1, -1, -1):
-            no_click[r] = (1.0 - a[r]) * (1.0 - gamma + gamma * no_click[r + 1])
-        sig = sigma[last_pair]
-        eps = np.where(has, (1.0 - sig) * gamma, 1.0)
-        z = 1.0 - eps + eps * no_click[last, across]
-        f = np.zeros(n_searches)
-        g = np.ones(n_searches)
-        for r in range(depth):
-            start = last == r
-            f = np.where(start, eps, f)
-            g = np.where(start, 1.0, g)
-            exam[r] = f * no_click[r]
-            attracted[r] = a[r] * np.maximum(g - f, 0.0)
-            g = g - f * a[r]
-            f = f * (1.0 - a[r]) * gamma
-        exam /= z
-        attracted /= z
-        satisfied = np.where(has, sig / z, 0.0)
-        tail_exam = np.where(tail, exam, 0.0)
-        went_on = (
-            sure_on
-            + float((1.0 - satisfied)[at_last_next].sum())
-            + float(tail_exam[has_next].sum())
-        )
-        examined_next = sure_next + float(tail_exam[1:].sum())
-        alpha_new = opts.rate(
-            clicks_pair + _counts(tail_pairs, n_pairs, attracted.ravel()[tail_cells]),
-            shown,
-        )
-        sigma = opts.rate(_counts(last_pair[has], n_pairs, satisfied[has]), clicks_pair)
-        gamma = float(opts.rate(examined_next, went_on))
-        alpha = alpha_new
+    work = opts.iterations * depth * n_searches * _EM_COST
+    with Progress(opts.iterations, "fitting DBN (EM)", work=work) as bar:
+        for _ in range(opts.iterations):
+            a = np.where(valid, alpha[pairs], 0.0)  # padding: nothing to click
+            no_click[depth] = 1.0
+            for r in range(depth - 1, -1, -1):
+                no_click[r] = (1.0 - a[r]) * (1.0 - gamma + gamma * no_click[r + 1])
+            sig = sigma[last_pair]
+            eps = np.where(has, (1.0 - sig) * gamma, 1.0)
+            z = 1.0 - eps + eps * no_click[last, across]
+            f = np.zeros(n_searches)
+            g = np.ones(n_searches)
+            for r in range(depth):
+                start = last == r
+                f = np.where(start, eps, f)
+                g = np.where(start, 1.0, g)
+                exam[r] = f * no_click[r]
+                attracted[r] = a[r] * np.maximum(g - f, 0.0)
+                g = g - f * a[r]
+                f = f * (1.0 - a[r]) * gamma
+            exam /= z
+            attracted /= z
+            satisfied = np.where(has, sig / z, 0.0)
+            tail_exam = np.where(tail, exam, 0.0)
+            went_on = (
+                sure_on
+                + float((1.0 - satisfied)[at_last_next].sum())
+                + float(tail_exam[has_next].sum())
+            )
+            examined_next = sure_next + float(tail_exam[1:].sum())
+            alpha_new = opts.rate(
+                clicks_pair
+                + _counts(tail_pairs, n_pairs, attracted.ravel()[tail_cells]),
+                shown,
+            )
+            sigma = opts.rate(
+                _counts(last_pair[has], n_pairs, satisfied[has]), clicks_pair
+            )
+            gamma = float(opts.rate(examined_next, went_on))
+            alpha = alpha_new
+            bar.update()
     return {
         "attractiveness": _pair_frame(log, alpha),
         "satisfaction": _pair_frame(log, sigma),

@@ -42,6 +42,7 @@ import polars as pl
 from ireval_df._utils import provenance as _provenance
 from ireval_df._utils.frames import is_pandas, is_pyarrow, to_polars
 from ireval_df._utils.options import check_choice
+from ireval_df._utils.progress import Progress
 from ireval_df.errors import (
     DataError,
     InterleavingWarning,
@@ -1939,13 +1940,18 @@ def _bootstrap(
         o = ordered.get_column("__ireval_o").to_numpy().astype(np.float64)
         matrix = np.column_stack([o, np.ones_like(o)])
     bounds = np.searchsorted(g, np.arange(n_g + 1))
-    for i in range(n_g):
-        part = matrix[bounds[i] : bounds[i + 1]]
-        if not len(part):
-            continue
-        observed = part[:, 0].sum() / (2.0 * part[:, 1].sum())
-        means = bootstrap_means(part, n_resamples, rng)
-        deltas = (means[:, 0] / (2.0 * means[:, 1]))[:, None]
-        p[i] = bootstrap_pvalues(deltas, np.array([observed]), np.array([1.0]))[0]
-        low[i], high[i] = np.quantile(deltas[:, 0], [alpha / 2.0, 1.0 - alpha / 2.0])
+    work = n_resamples * len(matrix)
+    with Progress(n_resamples * n_g, "interleaving bootstrap", work=work) as bar:
+        for i in range(n_g):
+            part = matrix[bounds[i] : bounds[i + 1]]
+            if not len(part):
+                bar.update(n_resamples)
+                continue
+            observed = part[:, 0].sum() / (2.0 * part[:, 1].sum())
+            means = bootstrap_means(part, n_resamples, rng, bar)
+            deltas = (means[:, 0] / (2.0 * means[:, 1]))[:, None]
+            p[i] = bootstrap_pvalues(deltas, np.array([observed]), np.array([1.0]))[0]
+            low[i], high[i] = np.quantile(
+                deltas[:, 0], [alpha / 2.0, 1.0 - alpha / 2.0]
+            )
     return p, low, high

@@ -39,6 +39,7 @@ import polars as pl
 
 from ireval_df._utils.frames import to_polars
 from ireval_df._utils.options import check_choice
+from ireval_df._utils.progress import Progress
 from ireval_df.errors import (
     DataError,
     IrevalWarning,
@@ -603,7 +604,12 @@ def _bootstrap(
     n = int(codes.max()) + 1
     rng = np.random.default_rng(seed)
     out = []
-    with warnings.catch_warnings():
+    # each draw re-estimates on the whole log: a bar once the log is large
+    work = n_bootstrap * frame.height * 100
+    with (
+        warnings.catch_warnings(),
+        Progress(n_bootstrap, "propensity bootstrap", work=work) as bar,
+    ):
         warnings.simplefilter("ignore")
         for _ in range(n_bootstrap):
             weight = np.bincount(rng.integers(0, n, n), minlength=n)[codes]
@@ -611,6 +617,7 @@ def _bootstrap(
                 pl.col(_W) > 0
             )
             out.append(estimate(drawn))
+            bar.update()
     return np.vstack(out)
 
 

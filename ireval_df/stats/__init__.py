@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         srm,
         srm_counts,
     )
+    from ireval_df.stats.gating import gate
     from ireval_df.stats.headroom import headroom
     from ireval_df.stats.slices import (
         age_buckets,
@@ -48,6 +49,7 @@ __all__ = [
     "agreement",
     "age_buckets",
     "compare",
+    "gate",
     "headroom",
     "length_buckets",
     "position_buckets",
@@ -68,6 +70,7 @@ _MODULES = {
     "agreement": "ireval_df.stats.divergence",
     "age_buckets": "ireval_df.stats.slices",
     "compare": "ireval_df.stats.comparison",
+    "gate": "ireval_df.stats.gating",
     "headroom": "ireval_df.stats.headroom",
     "length_buckets": "ireval_df.stats.slices",
     "position_buckets": "ireval_df.stats.slices",

@@ -331,6 +331,7 @@ def test_buckets_draw_a_bar_on_a_terminal(
 ) -> None:
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         evaluate(DATA / "runs.parquet", DATA / "qrels.parquet", ["AP"], buckets=buckets)
@@ -338,9 +339,8 @@ def test_buckets_draw_a_bar_on_a_terminal(
     if buckets == 1:  # one pass: nothing to show
         assert drawn == ""
     else:
-        assert "evaluating buckets [##########" in drawn
-        assert " 33%" in drawn
-        assert "100%" in drawn
+        assert "evaluating buckets:" in drawn  # tqdm's bar
+        assert "0/3" in drawn
         assert drawn.endswith("\r")  # erased when done
 
 
