@@ -37,7 +37,7 @@ import polars as pl
 
 from ireval_df.errors import MetricSpecError, OptionError
 from ireval_df.measures import Metric, parse_metrics
-from ireval_df.online.log import ADD_TO_CART, CLICK, PURCHASE
+from ireval_df.online.log import ADD_TO_CART, CLICK, PURCHASE, slot_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -387,17 +387,11 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
             .collect()
             .to_series()
         )
-        assert log.results is not None  # noqa: S101 - results exist
-        assert log.index.result_search is not None  # noqa: S101
-        flags = _clicked_slots(
-            slot_key(pl.lit(log.index.result_search), pl.lit(log.results["position"])),
-            clicked,
-            log.results.height,
-        )
+        assert log.index.result_slot is not None  # noqa: S101 - results exist
+        slots = log.index.result_slot
+        flags = _clicked_slots(slots, clicked)
         frames["result"] = results.with_columns(
-            slot_key(pl.col(SEARCH), pl.col("position"))
-            .is_in(clicked.implode())
-            .alias(CLICKED)
+            pl.lit(slots).is_in(clicked.implode()).alias(CLICKED)
             if flags is None
             else pl.lit(flags).alias(CLICKED)
         )
@@ -408,9 +402,9 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
         frame = clicks
         if slices.result:
             assert results is not None  # noqa: S101
+            assert log.index.result_slot is not None  # noqa: S101 - results exist
             attrs = results.select(
-                slot_key(pl.col(SEARCH), pl.col("position")).alias("__ireval_slot"),
-                *slices.result,
+                pl.lit(log.index.result_slot).alias("__ireval_slot"), *slices.result
             ).unique("__ireval_slot", keep="any")
             frame = frame.with_columns(
                 slot_key(pl.col(SEARCH), pl.col("position").clip(0)).alias(
@@ -425,19 +419,14 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
     return Derived(frames, slices, labels, groups, units)
 
 
-def slot_key(search: pl.Expr, position: pl.Expr) -> pl.Expr:
-    """One UInt64 per (search key, position >= 0): a cheap join and set key."""
-    return search.cast(pl.UInt64) * (1 << 32) + position.cast(pl.UInt64)
-
-
-def _clicked_slots(slots: pl.Expr, clicked: pl.Series, n: int) -> pl.Series | None:
+def _clicked_slots(keys: pl.Series, clicked: pl.Series) -> pl.Series | None:
     """Whether each result slot was clicked, when the slots are in order.
 
     Results written in order give strictly increasing slots: each click
     finds its slot by a binary search and marks it (no hash set of 50M
     slots). None when they are not in order.
     """
-    keys = pl.select(slots.alias("slot")).to_series()
+    n = keys.len()
     if n < 2 or not (keys.slice(1) > keys.slice(0, n - 1)).all():
         return None
     at = keys.search_sorted(clicked).clip(upper_bound=n - 1)
