@@ -305,18 +305,42 @@ ONE = pl.col(GROUP).is_not_null().cast(pl.Int64)
 
 
 def _group_key(frame: pl.DataFrame, columns: Sequence[str]) -> pl.Series:
-    """One UInt64 per distinct combination of ``columns``, dense from 0.
+    """One small UInt64 (below 2**32) per distinct combination of ``columns``.
 
-    Found by a hash, checked exact (else by a dense rank); small codes let
-    a pass by position group on one packed key (see :func:`group_sums`).
+    Each column is coded by the rank of its value among the column's
+    distinct values (null last), and the codes combined in mixed radix:
+    exact, with no hash of the rows. Small codes let a pass by position
+    group on one packed key (see :func:`group_sums`). Columns of other
+    dtypes, or too many combinations, take a dense rank of the rows.
     """
+    simple = all(
+        frame.schema[c] == pl.String
+        or frame.schema[c] == pl.Boolean
+        or frame.schema[c].is_integer()
+        or frame.schema[c].is_temporal()
+        for c in columns
+    )
+    total: pl.Series | None = None
+    size = 1
+    for name in columns if simple else ():
+        values = frame[name]
+        distinct = values.unique().drop_nulls().sort()
+        size *= distinct.len() + 1
+        if size >= 1 << 32:
+            total = None
+            break
+        if values.dtype == pl.String:
+            code = values.cast(pl.Enum(distinct)).to_physical()
+        else:
+            code = distinct.search_sorted(values)
+        code = pl.select(
+            pl.when(values.is_not_null()).then(code).otherwise(distinct.len())
+        ).to_series()
+        code = code.cast(pl.UInt64)
+        total = code if total is None else total * (distinct.len() + 1) + code
+    if total is not None:
+        return total
     combined = pl.struct([pl.col(c) for c in columns])
-    out, distinct = frame.select(
-        combined.hash(3).alias("h"), combined.n_unique().alias("n")
-    ).pipe(lambda f: (f["h"], f["n"][0]))
-    hashes = out.unique().sort()
-    if hashes.len() == distinct:
-        return hashes.search_sorted(out).cast(pl.UInt64)
     return frame.select((combined.rank("dense") - 1).cast(pl.UInt64).alias("h"))["h"]
 
 
