@@ -288,6 +288,8 @@ class Derived:
     each group key back to ``experiment_id``, ``variant`` and the search
     slices; ``groups`` lists every (group, unit, result slices) the log has,
     so that a group without a row at some grain still gets its zeros.
+    ``shown`` (with a result-grain frame) has the group and unit keys of
+    each search with at least one result row: who the result grain counts.
     """
 
     frames: Mapping[Grain, pl.LazyFrame]
@@ -295,6 +297,7 @@ class Derived:
     labels: pl.DataFrame
     groups: pl.LazyFrame
     units: pl.LazyFrame
+    shown: pl.LazyFrame | None = None
 
 
 GROUP = col("group")
@@ -390,6 +393,7 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
     units = searches.lazy().select(UNIT, "unit_id").unique(UNIT, keep="any")
     frames: dict[Grain, pl.LazyFrame] = {}
     clicks = None
+    shown = None
     if "clicks" in needs or "click" in grains or "result" in grains:
         clicks = _clicks(log, defs.get("click", {}), group, unit)
     search = _search_frame(log, searches.lazy(), clicks, needs, defs)
@@ -421,6 +425,10 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
         )
         if len({m.by_position for m in measures if m.grain == "result"}) > 1:
             frames["result"] = frames["result"].collect().lazy()  # two passes
+        assert log.index.result_search is not None  # noqa: S101 - results exist
+        has_rows = pl.repeat(value=False, n=searches.height, eager=True)
+        has_rows.scatter(log.index.result_search, True)  # noqa: FBT003 - the value
+        shown = searches.lazy().select(GROUP, UNIT).filter(has_rows)
     if "click" in grains:
         assert clicks is not None  # noqa: S101
         frame = clicks
@@ -440,7 +448,7 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
     source = searches.lazy() if not slices.result else results
     assert source is not None  # noqa: S101 - results exist with result slices
     groups = source.select(group_keys).unique()
-    return Derived(frames, slices, labels, groups, units)
+    return Derived(frames, slices, labels, groups, units, shown)
 
 
 def _clicked_slots(keys: pl.Series, clicked: pl.Series) -> pl.Series | None:
@@ -761,7 +769,14 @@ def group_sums(
                 aggs.append(n.measure.denom.sum().alias(f"{n.name}__den"))
                 if medians and n.measure.median is not None:
                     aggs.append(n.measure.median.median().alias(f"{n.name}__median"))
-            if counts:
+            # a result's group is its search's: without result slices, the
+            # searches with a result row give the counts (not 50M rows)
+            per_search = (
+                derived.shown
+                if grain == "result" and not by_position and list(keys) == [GROUP]
+                else None
+            )
+            if counts and per_search is None:
                 aggs.append(pl.col(UNIT).n_unique().cast(pl.Int64).alias(N_UNITS))
                 # a result slot is one row (read_log drops repeated slots):
                 # by position, a search has one row at most
@@ -790,5 +805,11 @@ def group_sums(
             else:
                 by = [*keys, *(["position"] if by_position else [])]
                 summed = frame.group_by(by).agg(aggs)
+                if counts and per_search is not None:
+                    tally = per_search.group_by(GROUP).agg(
+                        pl.col(UNIT).n_unique().cast(pl.Int64).alias(N_UNITS),
+                        pl.len().cast(pl.Int64).alias(N_SEARCHES_OUT),
+                    )
+                    summed = summed.join(tally, on=GROUP, how="left")
             out.append((group, by_position, summed))
     return out
