@@ -1191,7 +1191,8 @@ def _one_variant_each(seen: pl.DataFrame) -> bool:
         return False
     spread = (
         seen.select(
-            pl.struct("experiment_id", "unit_id").hash(23).alias("k"),
+            # a cheap combined key: a collision can only merge two units
+            (pl.col("experiment_id").hash(23) ^ pl.col("unit_id").hash(31)).alias("k"),
             pl.col("variant").hash(29).alias("v"),
         )
         .group_by("k")
