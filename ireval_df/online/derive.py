@@ -369,8 +369,9 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
     Notes
     -----
     Search attributes reach results and clicks by their search's row number
-    (a gather), never by a join on text; the keys of groups and units are
-    64-bit hashes checked to be exact (:func:`~ireval_df.online.log.exact_key`).
+    (a gather), never by a join on text; the group key codes the slice
+    columns' values exactly (:func:`_group_key`), the unit key is a 64-bit
+    hash checked to be exact (:func:`~ireval_df.online.log.exact_key`).
     """
     grains = {m.grain for m in measures}
     needs = set().union(*(m.needs for m in measures)) if measures else set()
