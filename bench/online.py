@@ -26,8 +26,11 @@ round:
   interpreter (``--peer-python``, a venv with tea-tasting: it pins its own
   dependencies), which times ``Experiment.analyze`` after one untimed call;
 
-and last, each body once in a fresh process, for its peak memory (``wait4``'s
-``ru_maxrss``; the peer's is its process, read and analyses included).
+and last, each body once in a fresh process, for its peak memory (the
+process's own ``VmHWM``, which starts afresh at ``exec``: ``wait4``'s
+``ru_maxrss`` of a child is at least its parent's peak when it was forked,
+so after the timed rounds it reported the parent's 13 GiB for every body;
+the peer's is its process, read and analyses included).
 
 It prints the medians, the ratios metrics / floor and ab_test / tea-tasting
 (with the range of the rounds' own ratios), and both tools' numbers for the
@@ -117,8 +120,23 @@ analyze = time.perf_counter() - start
 out = {name: {field: float(getattr(r, field)) for field in (
     "control", "treatment", "effect_size", "effect_size_ci_lower",
     "effect_size_ci_upper", "pvalue")} for name, r in result.items()}
-print(json.dumps({"load_s": load, "analyze_s": analyze, "result": out}))
+hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")]
+peak = int(hwm[0].split()[1]) / 1024 if hwm else None
+print(json.dumps({"load_s": load, "analyze_s": analyze, "result": out, "peak_mib": peak}))
 """
+
+
+def own_peak() -> float:
+    """This process's peak RSS (MiB): ``VmHWM``, else ``ru_maxrss`` (not Linux)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def online_available() -> bool:
@@ -196,25 +214,32 @@ def peer(python: str, path: Path) -> tuple[dict[str, Any], float]:
             msg = err.read().decode(errors="replace")[-3000:]
             raise RuntimeError(f"tea-tasting failed:\n{msg}")
         lines = out.read().decode().strip().splitlines()
-    return json.loads(lines[-1]), usage.ru_maxrss / 1024  # KiB on Linux
+    found = json.loads(lines[-1])
+    peak = found.get("peak_mib")
+    return found, peak if peak is not None else usage.ru_maxrss / 1024
 
 
 def child_peak(args: list[str]) -> tuple[float, float]:
-    """Run ``python bench/online.py --child ...``: wall seconds and peak RSS (MiB)."""
-    with tempfile.TemporaryFile() as err:
+    """Run ``python bench/online.py --child ...``: wall seconds and peak RSS (MiB).
+
+    The child prints its own peak (:func:`own_peak`) last.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(
             [sys.executable, str(HERE / "online.py"), *args],
-            stdout=subprocess.DEVNULL,
+            stdout=out,
             stderr=err,
         )
-        _, status, usage = os.wait4(proc.pid, 0)
+        _, status, _ = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         if os.waitstatus_to_exitcode(status) != 0:
             err.seek(0)
             msg = err.read().decode(errors="replace")[-3000:]
             raise RuntimeError(f"{args} failed:\n{msg}")
-    return wall, usage.ru_maxrss / 1024  # ru_maxrss is KiB on Linux
+        out.seek(0)
+        lines = out.read().decode().strip().splitlines()
+    return wall, float(lines[-1])
 
 
 def child(which: str, data: Path, names: list[str]) -> None:
@@ -227,6 +252,7 @@ def child(which: str, data: Path, names: list[str]) -> None:
             metrics_call(data, names)
         else:
             ab_call(pl.read_parquet(data / "ab_units.parquet"), ab_specs())
+    print(own_peak())
 
 
 def table(times: dict[str, list[float]]) -> None:

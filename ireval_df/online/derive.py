@@ -37,7 +37,7 @@ import polars as pl
 
 from ireval_df.errors import MetricSpecError, OptionError
 from ireval_df.measures import Metric, parse_metrics
-from ireval_df.online.log import ADD_TO_CART, CLICK, PURCHASE
+from ireval_df.online.log import ADD_TO_CART, CLICK, PURCHASE, slot_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -288,6 +288,8 @@ class Derived:
     each group key back to ``experiment_id``, ``variant`` and the search
     slices; ``groups`` lists every (group, unit, result slices) the log has,
     so that a group without a row at some grain still gets its zeros.
+    ``shown`` (with a result-grain frame) has the group and unit keys of
+    each search with at least one result row: who the result grain counts.
     """
 
     frames: Mapping[Grain, pl.LazyFrame]
@@ -295,6 +297,7 @@ class Derived:
     labels: pl.DataFrame
     groups: pl.LazyFrame
     units: pl.LazyFrame
+    shown: pl.LazyFrame | None = None
 
 
 GROUP = col("group")
@@ -305,18 +308,42 @@ ONE = pl.col(GROUP).is_not_null().cast(pl.Int64)
 
 
 def _group_key(frame: pl.DataFrame, columns: Sequence[str]) -> pl.Series:
-    """One UInt64 per distinct combination of ``columns``, dense from 0.
+    """One small UInt64 (below 2**32) per distinct combination of ``columns``.
 
-    Found by a hash, checked exact (else by a dense rank); small codes let
-    a pass by position group on one packed key (see :func:`group_sums`).
+    Each column is coded by the rank of its value among the column's
+    distinct values (null last), and the codes combined in mixed radix:
+    exact, with no hash of the rows. Small codes let a pass by position
+    group on one packed key (see :func:`group_sums`). Columns of other
+    dtypes, or too many combinations, take a dense rank of the rows.
     """
+    simple = all(
+        frame.schema[c] == pl.String
+        or frame.schema[c] == pl.Boolean
+        or frame.schema[c].is_integer()
+        or frame.schema[c].is_temporal()
+        for c in columns
+    )
+    total: pl.Series | None = None
+    size = 1
+    for name in columns if simple else ():
+        values = frame[name]
+        distinct = values.unique().drop_nulls().sort()
+        size *= distinct.len() + 1
+        if size >= 1 << 32:
+            total = None
+            break
+        if values.dtype == pl.String:
+            code = values.cast(pl.Enum(distinct)).to_physical()
+        else:
+            code = distinct.search_sorted(values)
+        code = pl.select(
+            pl.when(values.is_not_null()).then(code).otherwise(distinct.len())
+        ).to_series()
+        code = code.cast(pl.UInt64)
+        total = code if total is None else total * (distinct.len() + 1) + code
+    if total is not None:
+        return total
     combined = pl.struct([pl.col(c) for c in columns])
-    out, distinct = frame.select(
-        combined.hash(3).alias("h"), combined.n_unique().alias("n")
-    ).pipe(lambda f: (f["h"], f["n"][0]))
-    hashes = out.unique().sort()
-    if hashes.len() == distinct:
-        return hashes.search_sorted(out).cast(pl.UInt64)
     return frame.select((combined.rank("dense") - 1).cast(pl.UInt64).alias("h"))["h"]
 
 
@@ -342,8 +369,9 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
     Notes
     -----
     Search attributes reach results and clicks by their search's row number
-    (a gather), never by a join on text; the keys of groups and units are
-    64-bit hashes checked to be exact (:func:`~ireval_df.online.log.exact_key`).
+    (a gather), never by a join on text; the group key codes the slice
+    columns' values exactly (:func:`_group_key`), the unit key is a 64-bit
+    hash checked to be exact (:func:`~ireval_df.online.log.exact_key`).
     """
     grains = {m.grain for m in measures}
     needs = set().union(*(m.needs for m in measures)) if measures else set()
@@ -366,6 +394,7 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
     units = searches.lazy().select(UNIT, "unit_id").unique(UNIT, keep="any")
     frames: dict[Grain, pl.LazyFrame] = {}
     clicks = None
+    shown = None
     if "clicks" in needs or "click" in grains or "result" in grains:
         clicks = _clicks(log, defs.get("click", {}), group, unit)
     search = _search_frame(log, searches.lazy(), clicks, needs, defs)
@@ -387,30 +416,28 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
             .collect()
             .to_series()
         )
-        assert log.results is not None  # noqa: S101 - results exist
-        assert log.index.result_search is not None  # noqa: S101
-        flags = _clicked_slots(
-            slot_key(pl.lit(log.index.result_search), pl.lit(log.results["position"])),
-            clicked,
-            log.results.height,
-        )
+        assert log.index.result_slot is not None  # noqa: S101 - results exist
+        slots = log.index.result_slot
+        flags = _clicked_slots(slots, clicked)
         frames["result"] = results.with_columns(
-            slot_key(pl.col(SEARCH), pl.col("position"))
-            .is_in(clicked.implode())
-            .alias(CLICKED)
+            pl.lit(slots).is_in(clicked.implode()).alias(CLICKED)
             if flags is None
             else pl.lit(flags).alias(CLICKED)
         )
         if len({m.by_position for m in measures if m.grain == "result"}) > 1:
             frames["result"] = frames["result"].collect().lazy()  # two passes
+        assert log.index.result_search is not None  # noqa: S101 - results exist
+        has_rows = pl.repeat(value=False, n=searches.height, eager=True)
+        has_rows.scatter(log.index.result_search, True)  # noqa: FBT003 - the value
+        shown = searches.lazy().select(GROUP, UNIT).filter(has_rows)
     if "click" in grains:
         assert clicks is not None  # noqa: S101
         frame = clicks
         if slices.result:
             assert results is not None  # noqa: S101
+            assert log.index.result_slot is not None  # noqa: S101 - results exist
             attrs = results.select(
-                slot_key(pl.col(SEARCH), pl.col("position")).alias("__ireval_slot"),
-                *slices.result,
+                pl.lit(log.index.result_slot).alias("__ireval_slot"), *slices.result
             ).unique("__ireval_slot", keep="any")
             frame = frame.with_columns(
                 slot_key(pl.col(SEARCH), pl.col("position").clip(0)).alias(
@@ -422,22 +449,17 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
     source = searches.lazy() if not slices.result else results
     assert source is not None  # noqa: S101 - results exist with result slices
     groups = source.select(group_keys).unique()
-    return Derived(frames, slices, labels, groups, units)
+    return Derived(frames, slices, labels, groups, units, shown)
 
 
-def slot_key(search: pl.Expr, position: pl.Expr) -> pl.Expr:
-    """One UInt64 per (search key, position >= 0): a cheap join and set key."""
-    return search.cast(pl.UInt64) * (1 << 32) + position.cast(pl.UInt64)
-
-
-def _clicked_slots(slots: pl.Expr, clicked: pl.Series, n: int) -> pl.Series | None:
+def _clicked_slots(keys: pl.Series, clicked: pl.Series) -> pl.Series | None:
     """Whether each result slot was clicked, when the slots are in order.
 
     Results written in order give strictly increasing slots: each click
     finds its slot by a binary search and marks it (no hash set of 50M
     slots). None when they are not in order.
     """
-    keys = pl.select(slots.alias("slot")).to_series()
+    n = keys.len()
     if n < 2 or not (keys.slice(1) > keys.slice(0, n - 1)).all():
         return None
     at = keys.search_sorted(clicked).clip(upper_bound=n - 1)
@@ -748,7 +770,14 @@ def group_sums(
                 aggs.append(n.measure.denom.sum().alias(f"{n.name}__den"))
                 if medians and n.measure.median is not None:
                     aggs.append(n.measure.median.median().alias(f"{n.name}__median"))
-            if counts:
+            # a result's group is its search's: without result slices, the
+            # searches with a result row give the counts (not 50M rows)
+            per_search = (
+                derived.shown
+                if grain == "result" and not by_position and list(keys) == [GROUP]
+                else None
+            )
+            if counts and per_search is None:
                 aggs.append(pl.col(UNIT).n_unique().cast(pl.Int64).alias(N_UNITS))
                 # a result slot is one row (read_log drops repeated slots):
                 # by position, a search has one row at most
@@ -777,5 +806,11 @@ def group_sums(
             else:
                 by = [*keys, *(["position"] if by_position else [])]
                 summed = frame.group_by(by).agg(aggs)
+                if counts and per_search is not None:
+                    tally = per_search.group_by(GROUP).agg(
+                        pl.col(UNIT).n_unique().cast(pl.Int64).alias(N_UNITS),
+                        pl.len().cast(pl.Int64).alias(N_SEARCHES_OUT),
+                    )
+                    summed = summed.join(tally, on=GROUP, how="left")
             out.append((group, by_position, summed))
     return out

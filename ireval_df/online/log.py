@@ -243,7 +243,8 @@ class _Index:
     """Keys computed while reading, aligned row by row with the public frames.
 
     Integer keys let the derived frames join without string keys: each
-    result's and event's search (its row in ``searches``), each search's
+    result's and event's search (its row in ``searches``), each result's
+    slot (:func:`slot_key` of its search's key and its position), each search's
     session and the next search in it, and for each event the time of the
     next action in its session and whether it is the session's last click.
     """
@@ -253,6 +254,7 @@ class _Index:
     next_search: pl.Series  # per search, the key of the next search in the session
     unit: pl.Series  # per search, a UInt64 key of its unit_id
     result_search: pl.Series | None  # per result row
+    result_slot: pl.Series | None  # per result row: slot_key(search key, position)
     event_search: pl.Series | None  # per event, null when not attributed
     event_next_ts: pl.Series | None  # per event, Datetime, null: nothing follows
     event_last_click: pl.Series | None  # per event, Boolean
@@ -936,29 +938,53 @@ def _fatal_nulls(frame: pl.DataFrame, column: str, table: str) -> None:
         raise DataError(msg)
 
 
-def _join_runs(frame: pl.DataFrame, keyed: pl.DataFrame, on: str) -> pl.DataFrame:
+def _join_runs(
+    frame: pl.DataFrame,
+    keyed: pl.DataFrame,
+    on: str,
+    expected: pl.Series | None = None,
+) -> pl.DataFrame:
     """``frame.join(keyed, on=on, how="left")`` (``keyed`` unique on ``on``), in order.
 
     A log's results and events come grouped by search: each run of equal
     ids is looked up once and the match spread over the run by a gather.
-    The lookup is a binary search among the sorted 64-bit hashes of the
-    ids (distinct, else the text join), then a check of every match's text.
+    When the runs are exactly the rows of ``keyed`` where ``expected``
+    holds, in that order (results written in the order of their searches),
+    one comparison of the ids proves it and no lookup is needed. Otherwise
+    the lookup is a binary search among the sorted 64-bit hashes of the
+    ids (distinct, else the text join), the ids looked up sorted by hash
+    too, then a check of every match's text.
     """
     run = frame[on].rle_id()
     starts = (run != run.shift(1)).fill_null(value=True)
     runs = starts.sum() * 4 <= frame.height * 3
     heads = frame[on].filter(starts) if runs else frame[on]
     others = [c for c in keyed.columns if c != on]
-    hashed = keyed[on].hash(19)
-    order = hashed.arg_sort()
-    ranked = hashed.gather(order)
-    n = ranked.len()
     rows = None
-    if n and (n == 1 or (ranked.slice(1) > ranked.slice(0, n - 1)).all()):
-        at = ranked.search_sorted(heads.hash(19)).clip(upper_bound=n - 1)
-        candidate = order.gather(at)
-        same = keyed[on].gather(candidate).eq_missing(heads)
-        rows = pl.select(pl.when(same).then(candidate)).to_series()
+    if expected is not None:
+        candidate = expected.arg_true()
+        if (
+            candidate.len() == heads.len()
+            and keyed[on].gather(candidate).eq_missing(heads).all()
+        ):
+            rows = candidate
+    if rows is None:
+        hashed = keyed[on].hash(19)
+        order = hashed.arg_sort()
+        ranked = hashed.gather(order)
+        n = ranked.len()
+        if n and (n == 1 or (ranked.slice(1) > ranked.slice(0, n - 1)).all()):
+            # the ids searched for in hash order too: a binary search of sorted
+            # queries walks the table in order (several times faster at 10M)
+            wanted = heads.hash(19)
+            by_hash = wanted.arg_sort()
+            hits = ranked.search_sorted(wanted.gather(by_hash))
+            at = pl.zeros(wanted.len(), dtype=hits.dtype, eager=True)
+            at.scatter(by_hash, hits)
+            at = at.clip(upper_bound=n - 1)
+            candidate = order.gather(at)
+            same = keyed[on].gather(candidate).eq_missing(heads)
+            rows = pl.select(pl.when(same).then(candidate)).to_series()
     if rows is None:
         found = heads.to_frame().join(keyed, on=on, how="left", maintain_order="left")
         columns = [found[c] for c in others]
@@ -1165,7 +1191,8 @@ def _one_variant_each(seen: pl.DataFrame) -> bool:
         return False
     spread = (
         seen.select(
-            pl.struct("experiment_id", "unit_id").hash(23).alias("k"),
+            # a cheap combined key: a collision can only merge two units
+            (pl.col("experiment_id").hash(23) ^ pl.col("unit_id").hash(31)).alias("k"),
             pl.col("variant").hash(29).alias("v"),
         )
         .group_by("k")
@@ -1208,8 +1235,11 @@ def _results(
     dropped: pl.Series,
     issues: list[Issue],
     invalid: Invalid,
-) -> tuple[pl.DataFrame, pl.Series]:
-    """Cast and check the results; return them and each row's search key."""
+) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
+    """Cast and check the results; return them, each row's search key and slot.
+
+    The slot is :func:`slot_key` of the search key and the position.
+    """
     frame, source = _map(raw, "results", columns, label)
     frame, _ = _cast(frame, "results", source, None)
     if "published_at" in frame.columns:
@@ -1225,7 +1255,9 @@ def _results(
         "search_id", pl.col("n_results").alias("__ireval_n")
     ).with_row_index(_KEY)
     tie_cols = frame.columns
-    frame = _join_runs(frame, keyed, "search_id")
+    # results written in their searches' order, for every search with results
+    expected = searches.select(pl.col("n_results").fill_null(1) > 0).to_series()
+    frame = _join_runs(frame, keyed, "search_id", expected)
     slot = ["search_id", "position"]
     rules = [
         _Rule(
@@ -1244,11 +1276,8 @@ def _results(
     ]
     frame = _apply(frame, "results", rules, issues, invalid)
     doc = pl.col("doc_id") if "doc_id" in frame.columns else pl.lit(None, pl.String)
-    repeat = _repeats(
-        frame,
-        slot_key(pl.col(_KEY), pl.col("position")),
-        [doc, _row_hash(tie_cols, 17)],
-    )
+    slots = frame.select(slot_key(pl.col(_KEY), pl.col("position"))).to_series()
+    repeat = _repeats(frame, pl.lit(slots), [doc, _row_hash(tie_cols, 17)])
     rule = _Rule(
         "repeating a (search_id, position) slot",
         pl.lit(repeat),
@@ -1256,8 +1285,9 @@ def _results(
         action="dropped, the smallest doc_id kept",
     )
     frame = _apply(frame, "results", [rule], issues, invalid)
-    key = frame[_KEY]
-    return _drop_raw(frame), key
+    if slots.len() != frame.height:
+        slots = slots.filter(~repeat)
+    return _drop_raw(frame), frame[_KEY], slots.alias("slot")
 
 
 def _events(
@@ -1267,6 +1297,7 @@ def _events(
     searches: pl.DataFrame,
     results: pl.DataFrame | None,
     result_key: pl.Series | None,
+    result_slot: pl.Series | None,
     dropped: pl.Series,
     issues: list[Issue],
     options: _Options,
@@ -1294,7 +1325,7 @@ def _events(
         for c in ("event_id", "event_type", "search_id", "position")
         if c in frame.columns
     ]
-    if results is not None and result_key is not None:
+    if results is not None and result_key is not None and result_slot is not None:
         needs_doc = is_click & pl.col("position").is_null() & pl.col(_KEY).is_not_null()
         if (
             "doc_id" in frame.columns
@@ -1310,14 +1341,11 @@ def _events(
             frame = frame.join(
                 by_doc, on=[_KEY, "doc_id"], how="left", maintain_order="left"
             ).with_columns(pl.col("position").fill_null(pl.col("__ireval_pos")))
-        slots = results.select(
-            slot_key(pl.lit(result_key), pl.col("position")).alias("slot")
-        ).to_series()
         not_shown = (
             is_click
             & pl.col(_KEY).is_not_null()
             & pl.col("position").is_not_null()
-            & ~_displayed(frame, slots)
+            & ~_displayed(frame, result_slot)
         )
     else:
         not_shown = is_click & (pl.col("position") < 1)
@@ -1398,7 +1426,7 @@ def exact_key(values: pl.Series, seed: int = 0) -> pl.Series:
     """Return a UInt64 key per value: its hash when no two values share one.
 
     A 64-bit hash is a cheap join and sort key; it is used only after
-    checking that distinct values have distinct hashes (else the
+    checking that the distinct values have distinct hashes (else the
     dictionary code of a categorical cast, exact but slower).
 
     Examples
@@ -1408,7 +1436,8 @@ def exact_key(values: pl.Series, seed: int = 0) -> pl.Series:
     (True, False)
     """
     hashed = values.hash(seed)
-    if hashed.n_unique() == values.n_unique():
+    distinct = values.unique()
+    if distinct.hash(seed).n_unique() == distinct.len():
         return hashed
     codes = values.cast(pl.String).cast(pl.Categorical).to_physical()
     return codes.cast(pl.UInt64)
@@ -1424,6 +1453,7 @@ class _Timeline:
     next_search: pl.Series  # per search: the next search of its session, or null
     next_ts: pl.Series | None  # per event: the next action of its session, or null
     last_click: pl.Series | None  # per event: the session's last click
+    user: pl.Series | None  # per search, an exact UInt64 key of user_id (if made)
 
 
 def _timeline(
@@ -1457,8 +1487,9 @@ def _timeline(
         if events is not None:
             users = pl.concat([users, events["user_id"]])
         keys = exact_key(users, 5)
-        group = keys[:n]
+        group = user = keys[:n]
     else:
+        user = None
         # a given session is its user's: two users' "1" are two sessions
         group = exact_key(
             searches.select(
@@ -1551,7 +1582,7 @@ def _timeline(
         next_ts = next_ts.cast(pl.Datetime("us"))
         last_click = pl.repeat(value=False, n=m, eager=True)
         last_click.scatter(acts["row"], acts["last_click"])
-    return _Timeline(searches, session, first, next_search, next_ts, last_click)
+    return _Timeline(searches, session, first, next_search, next_ts, last_click, user)
 
 
 def _place(
@@ -1779,9 +1810,9 @@ def read_log(
             )
             raise SchemaError(msg)
         search_frame = search_frame.with_columns(n_results=pl.lit(None, pl.Int32))
-    result_frame = result_key = None
+    result_frame = result_key = result_slot = None
     if "results" in raws:
-        result_frame, result_key = _results(
+        result_frame, result_key, result_slot = _results(
             raws["results"],
             per_table["results"],
             labels["results"],
@@ -1806,6 +1837,7 @@ def read_log(
             search_frame,
             result_frame,
             result_key,
+            result_slot,
             dropped,
             issues,
             options,
@@ -1837,13 +1869,22 @@ def read_log(
             session=line.session,
             first=line.first,
             next_search=line.next_search,
-            unit=exact_key(search_frame["unit_id"], 7),
+            unit=_unit_key(search_frame, line.user),
             result_search=result_key,
+            result_slot=result_slot,
             event_search=event_key,
             event_next_ts=line.next_ts,
             event_last_click=line.last_click,
         ),
     )
+
+
+def _unit_key(searches: pl.DataFrame, user: pl.Series | None) -> pl.Series:
+    """Return an exact UInt64 key of each search's unit: its user's when they agree."""
+    units = searches["unit_id"]
+    if user is not None and units.eq_missing(searches["user_id"]).all():
+        return user  # unit_id defaults to user_id: the timeline's key serves
+    return exact_key(units, 7)
 
 
 def _names(obj: Any) -> list[str]:

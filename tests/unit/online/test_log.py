@@ -351,6 +351,10 @@ def test_bad_result_rows():
         ("s2", 1, "f"),
     ]
     assert "dropped, the smallest doc_id kept" in message
+    examples = {i.problem: i.example for i in log.issues}
+    assert examples["repeating a (search_id, position) slot"].startswith(
+        "search_id='s1', position=2, doc_id="
+    )
 
 
 def test_bad_event_rows():
