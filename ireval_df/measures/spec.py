@@ -492,8 +492,9 @@ def parse_metrics(
     for spec in specs:
         metric = parse_metric(spec)
         if family is not None and metric.info.family != family:
+            article = "an" if metric.info.family[0] in "aeiou" else "a"
             msg = (
-                f"{str(metric)!r} is a {metric.info.family} measure, which "
+                f"{str(metric)!r} is {article} {metric.info.family} measure, which "
                 f"{REGISTRY.entry_point(family)} does not compute: use "
                 f"{REGISTRY.entry_point(metric.info.family)}."
             )

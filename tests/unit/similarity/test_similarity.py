@@ -124,7 +124,7 @@ def test_files_in_and_the_bundled_runs() -> None:
         (
             lambda: ie.similarity(RUNS_FRAME, ["nDCG@10"]),
             MetricSpecError,
-            r"'nDCG@10' is a offline measure.*use ireval_df.evaluate",
+            r"'nDCG@10' is an offline measure.*use ireval_df.evaluate",
         ),
         (
             lambda: ie.similarity(RUNS_FRAME, ["RBO"], baseline="nope"),
