@@ -53,6 +53,28 @@ def add_data_arguments(
         parser.add_argument("--by", action="append", metavar="COLUMN", help=by_help)
 
 
+def slices_of(args: argparse.Namespace) -> list[str]:
+    """Return ``--by``'s columns, checked to come with ``--queries``.
+
+    Raises
+    ------
+    OptionError
+        ``--by`` without ``--queries`` (the table that holds the columns).
+
+    Examples
+    --------
+    >>> slices_of(argparse.Namespace(by=["language"], queries="q.tsv"))
+    ['language']
+    """
+    from ireval_df.errors import OptionError
+
+    by = list(args.by or [])
+    if by and args.queries is None:
+        msg = "--by needs --queries FILE (the table holding the slice columns)."
+        raise OptionError(msg)
+    return by
+
+
 #: What ``ireval-df evaluate`` computes when no ``-m`` is given.
 DEFAULT_METRICS = ("nDCG@10", "AP", "RR@10", "P@10", "R@100")
 

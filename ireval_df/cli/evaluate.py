@@ -5,9 +5,14 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, Literal
 
-from ireval_df.cli.args import DEFAULT_METRICS, add_data_arguments, buckets, share
+from ireval_df.cli.args import (
+    DEFAULT_METRICS,
+    add_data_arguments,
+    buckets,
+    share,
+    slices_of,
+)
 from ireval_df.cli.render import render_table, wide
-from ireval_df.errors import OptionError
 from ireval_df.offline.conventions import UNJUDGED_AT, UNJUDGED_WARN
 
 if TYPE_CHECKING:
@@ -101,10 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
     out = sys.stdout
 
-    by = args.by or []
-    if by and args.queries is None:
-        msg = "--by needs --queries FILE (the table holding the slice columns)."
-        raise OptionError(msg)
+    by = slices_of(args)
     metrics = args.metric or list(DEFAULT_METRICS)
     runs = args.run if len(args.run) > 1 else args.run[0]
     per_query = ie.evaluate(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ireval_df.cli.args import add_data_arguments
+from ireval_df.cli.args import add_data_arguments, slices_of
 from ireval_df.cli.render import render_table
 from ireval_df.errors import AlignmentError, FormatError, OptionError
 
@@ -143,9 +143,7 @@ def _check_usage(args: argparse.Namespace) -> None:
     if args.margin is None or args.qrels is None:
         msg = "gate needs --qrels FILE and --margin X (or --min-rbo X without qrels)."
         raise OptionError(msg)
-    if args.by and args.queries is None:
-        msg = "--by needs --queries FILE (the table holding the slice columns)."
-        raise OptionError(msg)
+    slices_of(args)
 
 
 def _overlap(candidates: pl.DataFrame, baseline: pl.DataFrame, base_id: str) -> None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ireval_df.cli.args import DEFAULT_METRICS, add_data_arguments
+from ireval_df.cli.args import DEFAULT_METRICS, add_data_arguments, slices_of
 from ireval_df.errors import OptionError
 
 if TYPE_CHECKING:
@@ -87,10 +87,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``ireval-df report``; returns the exit code."""
     from ireval_df.io import write_text
 
-    by = list(args.by or [])
-    if by and args.queries is None:
-        msg = "--by needs --queries FILE (the table holding the slice columns)."
-        raise OptionError(msg)
+    by = slices_of(args)
     if not str(args.output).lower().endswith((".html", ".htm")):
         msg = f"-o {args.output!r}: the report is an HTML file; name it report.html."
         raise OptionError(msg)

@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ireval_df.cli.args import add_data_arguments
+from ireval_df.cli.args import add_data_arguments, slices_of
 from ireval_df.cli.render import render_table, wide
-from ireval_df.errors import OptionError
 
 if TYPE_CHECKING:
     import argparse
@@ -76,10 +75,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``ireval-df similarity``; returns the exit code."""
     import ireval_df as ie
 
-    by = list(args.by or [])
-    if by and args.queries is None:
-        msg = "--by needs --queries FILE (the table holding the slice columns)."
-        raise OptionError(msg)
+    by = slices_of(args)
     per_query = ie.similarity(
         args.run,
         args.metric or list(DEFAULT),
