@@ -167,6 +167,35 @@ def _failing_pandas_column(df: pd.DataFrame) -> str | None:
     return None
 
 
+def eager(obj: Any, what: str, hint: str) -> pl.DataFrame:
+    """Return a table given as polars (lazy or not), pandas or pyarrow as an eager polars DataFrame.
+
+    ``what`` names the table and ``hint`` says what to pass, for the error.
+
+    Raises
+    ------
+    SchemaError
+        ``obj`` is no table.
+
+    Examples
+    --------
+    >>> eager(pl.LazyFrame({"a": [1]}), "runs", "pass a run.").shape
+    (1, 1)
+    """
+    frame = obj
+    if is_pandas(obj) or is_pyarrow(obj):
+        frame = to_polars(obj)
+    if isinstance(frame, pl.LazyFrame):
+        frame = frame.collect()
+    if not isinstance(frame, pl.DataFrame):
+        msg = (
+            f"expected {what} as a polars or pandas DataFrame, found "
+            f"{type(obj).__name__!r}.\n  Hint: {hint}"
+        )
+        raise SchemaError(msg)
+    return frame
+
+
 def to_pandas(df: pl.DataFrame) -> pd.DataFrame:
     """Return a polars DataFrame as a pandas DataFrame.
 

@@ -389,7 +389,9 @@ def _wide_online(values: pl.DataFrame, by: list[str]) -> pl.DataFrame:
 
 def _frame(frame: Any) -> pl.DataFrame:
     """Return a result as a polars DataFrame, whatever kind it came as."""
-    return frame if isinstance(frame, pl.DataFrame) else pl.from_pandas(frame)
+    from ireval_df._utils.frames import eager
+
+    return eager(frame, "a result", "pass a frame ireval_df returned.")
 
 
 def _settings(

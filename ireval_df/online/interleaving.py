@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import polars as pl
 
 from ireval_df._utils import provenance as _provenance
-from ireval_df._utils.frames import is_pandas, is_pyarrow, to_polars
+from ireval_df._utils.frames import eager
 from ireval_df._utils.options import check_choice
 from ireval_df._utils.progress import Progress
 from ireval_df.errors import (
@@ -157,21 +157,6 @@ def uniform_draws(keys: NDArray[np.uint64], index: int) -> NDArray[np.float64]:
 # --- input checks ----------------------------------------------------------------------
 
 
-def _as_frame(obj: Any, what: str, hint: str) -> pl.DataFrame:
-    frame = obj
-    if is_pandas(obj) or is_pyarrow(obj):
-        frame = to_polars(obj)
-    if isinstance(frame, pl.LazyFrame):
-        frame = frame.collect()
-    if not isinstance(frame, pl.DataFrame):
-        msg = (
-            f"expected {what} as a polars or pandas DataFrame, found "
-            f"{type(obj).__name__!r}.\n  Hint: {hint}"
-        )
-        raise SchemaError(msg)
-    return frame
-
-
 def _require(frame: pl.DataFrame, what: str, needed: Sequence[str], hint: str) -> None:
     absent = [c for c in needed if c not in frame.columns]
     if absent:
@@ -238,7 +223,7 @@ def _example(frame: pl.DataFrame, columns: Sequence[str]) -> str:
 
 
 def _rankings_frame(rankings: Any) -> pl.DataFrame:
-    frame = _as_frame(
+    frame = eager(
         rankings,
         "rankings",
         "one row per (search_id, ranker, doc_id) with the document's rank.",
@@ -1297,7 +1282,7 @@ def interleaving_outcomes(
         )
         raise SchemaError(msg)
     hint = "pass the frame interleave() returned (or the search log's results)."
-    frame = _as_frame(results, "results", hint)
+    frame = eager(results, "results", hint)
     _require(frame, "results", ["search_id", "position"], hint)
     names = _results_rankers(frame, rankers)
     chosen = _results_method(results, frame, names, method)
@@ -1343,7 +1328,7 @@ def interleaving_outcomes(
             )
             raise DataError(msg)
 
-    events_frame = _as_frame(clicks, "clicks", "one row per click event.")
+    events_frame = eager(clicks, "clicks", "one row per click event.")
     _require(events_frame, "clicks", ["search_id"], "one row per click event.")
     events, unplaced = _credited_events(events_frame, credit, float(sat_tau))
     clicked, unshown, example = _match_events(frame, events)
@@ -1526,7 +1511,7 @@ def _winner(names: Sequence[str]) -> pl.Expr:
 
 def _join_searches(out: pl.DataFrame, searches: Any) -> pl.DataFrame:
     hint = "one row per search_id with its user_id and slice columns."
-    table = _as_frame(searches, "searches", hint)
+    table = eager(searches, "searches", hint)
     _require(table, "searches", ["search_id"], hint)
     table = table.with_columns(_id_column(table, "search_id", "searches"))
     clash = [c for c in table.columns if c != "search_id" and c in out.columns]
@@ -1683,7 +1668,7 @@ def interleaving_test(
     _check_whole("n_resamples", n_resamples, 1)
     adjust_with: Correction | None = None if correction == "none" else correction
     hint = "pass what interleaving_outcomes() returned."
-    frame = _as_frame(outcomes, "outcomes", hint)
+    frame = eager(outcomes, "outcomes", hint)
     names = _outcome_rankers(frame, rankers)
     slices = [by] if isinstance(by, str) else list(by or [])
     if unit is None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ireval_df._utils.frames import is_pandas, is_pyarrow, to_polars
+from ireval_df._utils.frames import eager
 from ireval_df.errors import IrevalError, SchemaError
 from ireval_df.measures.properties import properties
 
@@ -96,17 +96,9 @@ def read_frame(
     >>> read_frame(pl.DataFrame({"a": [1]}), ["a"], chart="c", producer="p").shape
     (1, 1)
     """
-    frame = obj
-    if is_pandas(obj) or is_pyarrow(obj):
-        frame = to_polars(obj)
-    if isinstance(frame, pl.LazyFrame):
-        frame = frame.collect()
-    if not isinstance(frame, pl.DataFrame):
-        msg = (
-            f"{chart}() expected a frame, the output of {producer}(), found "
-            f"{type(obj).__name__!r}.\n  Hint: pass the frame {producer}() returns."
-        )
-        raise SchemaError(msg)
+    frame = eager(
+        obj, f"a frame for {chart}()", f"pass the frame {producer}() returns."
+    )
     absent = [column for column in needed if column not in frame.columns]
     if absent:
         msg = (

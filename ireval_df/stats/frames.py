@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from ireval_df._utils import provenance as _provenance
-from ireval_df._utils.frames import is_pandas, is_pyarrow
+from ireval_df._utils.frames import eager
 from ireval_df._utils.options import check_choice
 from ireval_df.errors import DataError, OptionError, SchemaError
 from ireval_df.measures import properties
@@ -39,19 +39,7 @@ def slice_columns(by: str | Sequence[str] | None) -> list[str]:
 
 def to_frame(per_query: Any, needed: Sequence[str]) -> pl.DataFrame:
     """Return a per-query result as an eager polars frame with ``needed`` columns."""
-    frame = per_query
-    if is_pandas(per_query) or is_pyarrow(per_query):
-        from ireval_df._utils.frames import to_polars
-
-        frame = to_polars(per_query)
-    if isinstance(frame, pl.LazyFrame):
-        frame = frame.collect()
-    if not isinstance(frame, pl.DataFrame):
-        msg = (
-            "expected per-query results as a polars or pandas DataFrame, found "
-            f"{type(per_query).__name__!r}.\n  Hint: pass the output of evaluate()."
-        )
-        raise SchemaError(msg)
+    frame = eager(per_query, "per-query results", "pass the output of evaluate().")
     absent = [c for c in needed if c not in frame.columns]
     if absent:
         msg = (

@@ -94,7 +94,7 @@ def test_a_frame_without_the_columns_names_them_and_its_producer(per_query):
         ie.plot.disagreement(per_query)
     with pytest.raises(SchemaError, match=r"ie.evaluate"):
         ie.plot.per_query(per_query.drop("value"), "dense", "bm25", "AP")
-    with pytest.raises(SchemaError, match=r"expected a frame.*found 'dict'"):
+    with pytest.raises(SchemaError, match=r"expected a frame for .*found 'dict'"):
         ie.plot.deltas({"a": 1})
 
 
