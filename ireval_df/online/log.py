@@ -1422,25 +1422,42 @@ def _gap(value: str | dt.timedelta) -> dt.timedelta:
     raise OptionError(msg)
 
 
-def exact_key(values: pl.Series, seed: int = 0) -> pl.Series:
-    """Return a UInt64 key per value: its hash when no two values share one.
+def exact_key(values: pl.Series | pl.DataFrame, seed: int = 0) -> pl.Series:
+    """Return a UInt64 key per value (or per row of a frame): its 64-bit hash.
 
-    A 64-bit hash is a cheap join and sort key; it is used only after
-    checking that the distinct values have distinct hashes (else the
-    dictionary code of a categorical cast, exact but slower).
+    A hash is a cheap join and sort key, used only after checking with a
+    second, independent hash that it joins no two distinct values: every
+    value of the first hash must come with one value of the second. When
+    one does not (a collision), the key is the dense rank of the values
+    instead: exact, but slower. The check costs one grouping of two integer
+    columns instead of a hash table of the values themselves; it can miss a
+    collision only when two distinct values collide in both hashes at once
+    (odds about 2**-64 per pair of values).
 
     Examples
     --------
     >>> key = exact_key(pl.Series(["u1", "u2", "u1"]))
     >>> key[0] == key[2], key[0] == key[1]
     (True, False)
+    >>> pairs = pl.DataFrame({"user": ["u1", "u1", "u2"], "session": ["1", "1", "1"]})
+    >>> key = exact_key(pairs)
+    >>> key[0] == key[1], key[0] == key[2]
+    (True, False)
     """
-    hashed = values.hash(seed)
-    distinct = values.unique()
-    if distinct.hash(seed).n_unique() == distinct.len():
-        return hashed
-    codes = values.cast(pl.String).cast(pl.Categorical).to_physical()
-    return codes.cast(pl.UInt64)
+    frame = values.to_frame() if isinstance(values, pl.Series) else values
+    row = pl.struct(frame.columns) if frame.width > 1 else pl.col(frame.columns[0])
+    hashed = frame.select(row.hash(seed).alias("h"), row.hash(seed + 101).alias("c"))
+    collided = (
+        hashed.lazy()
+        .group_by("h")
+        .agg((pl.col("c").min() != pl.col("c").max()).alias("x"))
+        .select(pl.col("x").any())
+        .collect()
+        .item()
+    )
+    if not collided:
+        return hashed["h"]
+    return frame.select((row.rank("dense") - 1).cast(pl.UInt64)).to_series()
 
 
 @dataclass(frozen=True)
@@ -1491,12 +1508,7 @@ def _timeline(
     else:
         user = None
         # a given session is its user's: two users' "1" are two sessions
-        group = exact_key(
-            searches.select(
-                pl.concat_str("user_id", pl.lit("\x1f"), "session_id")
-            ).to_series(),
-            5,
-        )
+        group = exact_key(searches.select("user_id", "session_id"), 5)
     s = s.with_columns(group.alias("group"))
     parts = [s]
     if events is not None and event_key is not None:

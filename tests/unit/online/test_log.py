@@ -19,7 +19,7 @@ from ireval_df.errors import (
     OptionError,
     SchemaError,
 )
-from ireval_df.online.log import _normalize_series, normalize_query
+from ireval_df.online.log import _normalize_series, exact_key, normalize_query
 
 T = "2024-05-01T10:"
 
@@ -475,3 +475,18 @@ def test_options_are_checked():
         ie.online.read_log(searches=searches(), contaminated="keep")
     with pytest.raises(SchemaError, match="must be a frame"):
         ie.online.read_log(searches=[1, 2])
+
+
+@pytest.mark.parametrize("columns", [["user"], ["user", "session"]])
+def test_exact_key_takes_the_ranks_when_the_hash_collides(monkeypatch, columns):
+    """A first hash that joins distinct values is caught by the second one."""
+    real = pl.Expr.hash
+
+    def colliding(self, seed=0, *args, **kwargs):
+        # seed 0 (the key) maps every value to one hash; seed 101 (the check) is real
+        return pl.lit(0, pl.UInt64) if seed == 0 else real(self, seed, *args, **kwargs)
+
+    monkeypatch.setattr(pl.Expr, "hash", colliding)
+    frame = pl.DataFrame({"user": ["u1", "u2", "u1", "u3"], "session": ["1"] * 4})
+    key = exact_key(frame.select(columns), seed=0)
+    assert key.to_list() == [0, 1, 0, 2]
