@@ -241,5 +241,6 @@ def test_the_online_bench_runs_on_the_tiny_log(tmp_path: Path):
     assert "| floor | " in done.stdout  # its peak memory
     if "ireval_df.online is missing" not in done.stdout:  # issue 19 merged
         assert "online.metrics / floor:" in done.stdout
+        assert "lean plan / floor:" in done.stdout
         assert "| clicks | ireval_df |" in done.stdout
         assert "| ab_test | " in done.stdout
