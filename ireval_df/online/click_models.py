@@ -46,10 +46,9 @@ from ireval_df.errors import (
     DataError,
     IdentificationWarning,
     OptionError,
-    SchemaError,
     warn,
 )
-from ireval_df.online.flat import click_frame
+from ireval_df.online.flat import check_flat, click_frame
 from ireval_df.online.log import SearchLog
 
 if TYPE_CHECKING:
@@ -69,7 +68,6 @@ MODELS = ("PBM", "CM", "UBM", "DCM", "SDBN", "DBN")
 #: Other spellings of a model name (looked up case-insensitively).
 _ALIASES = {"CASCADE": "CM"}
 
-_IDS = ("search_id", "query_id", "doc_id")
 _PAIR = ["query_id", "doc_id"]
 #: The positions x searches grid may be at most this many times the rows
 #: (or _GRID_FLOOR cells): searches of very unequal length waste memory.
@@ -175,89 +173,6 @@ def _codes(series: pl.Series) -> tuple[Ints, int]:
     return _densify(physical.cast(pl.Int64).to_numpy())
 
 
-def _check_columns(frame: pl.DataFrame, what: str, *, clicks: bool) -> None:
-    needed = ["search_id", "query_id", "position", "doc_id"]
-    if clicks:
-        needed.append("clicked")
-    missing = [c for c in needed if c not in frame.columns]
-    if missing:
-        msg = (
-            f"{what} is missing column{'s' if len(missing) > 1 else ''} "
-            f"{', '.join(repr(c) for c in missing)} (found {frame.columns}).\n  Hint: "
-            "a click log has one row per result shown: search_id, query_id, "
-            "position (1 = top), doc_id, clicked; rename yours, e.g. "
-            "frame.rename({'rank': 'position'})."
-        )
-        raise SchemaError(msg)
-    for name in _IDS:
-        dtype = frame.schema[name]
-        if not (
-            dtype in (pl.String, pl.Null)
-            or dtype.is_integer()
-            or isinstance(dtype, pl.Categorical | pl.Enum)
-        ):
-            msg = (
-                f"{what} column {name!r} has dtype {dtype}; expected strings or "
-                f"integers.\n  Hint: cast it first, e.g. "
-                f"pl.col({name!r}).cast(pl.String)."
-            )
-            raise SchemaError(msg)
-    if not frame.schema["position"].is_integer():
-        msg = (
-            f"{what} column 'position' has dtype {frame.schema['position']}; "
-            "expected integers (1 = top).\n  Hint: cast it first, e.g. "
-            "pl.col('position').cast(pl.Int64)."
-        )
-        raise SchemaError(msg)
-    if clicks:
-        dtype = frame.schema["clicked"]
-        if not (dtype == pl.Boolean or dtype.is_integer()):
-            msg = (
-                f"{what} column 'clicked' has dtype {dtype}; expected booleans "
-                "(or integers 0 and 1).\n  Hint: e.g. "
-                "(pl.col('n_clicks') > 0).alias('clicked')."
-            )
-            raise SchemaError(msg)
-
-
-def _check_values(frame: pl.DataFrame, what: str, *, clicks: bool) -> None:
-    """Nulls, positions below 1, clicks other than 0 and 1: one aggregate pass."""
-    columns = ["search_id", "query_id", "position", "doc_id"]
-    if clicks:
-        columns.append("clicked")
-    checks = [pl.col(c).null_count().alias(c) for c in columns]
-    checks.append((pl.col("position") < 1).sum().alias("__ireval_low"))
-    if clicks and frame.schema["clicked"] != pl.Boolean:
-        checks.append((~pl.col("clicked").is_in([0, 1])).sum().alias("__ireval_bad"))
-    counts = frame.select(checks).row(0, named=True)
-    for name in columns:
-        n = counts[name]
-        if n:
-            msg = (
-                f"{what} has {n} null value{'s' if n > 1 else ''} in column "
-                f"{name!r}; every result shown needs a {name}.\n  Hint: drop "
-                f"those rows first, e.g. frame.drop_nulls({name!r}); a search "
-                "that loses a row then has a gap and must be dropped whole."
-            )
-            raise DataError(msg)
-    if counts["__ireval_low"]:
-        row = frame.filter(pl.col("position") < 1).row(0, named=True)
-        msg = (
-            f"{what} has {counts['__ireval_low']} row(s) with a position below 1, "
-            f"e.g. search_id={row['search_id']!r}, position={row['position']}; "
-            "positions count from 1 (the top result).\n  Hint: for 0-based "
-            "positions, pl.col('position') + 1."
-        )
-        raise DataError(msg)
-    if counts.get("__ireval_bad"):
-        msg = (
-            f"{what} column 'clicked' holds {counts['__ireval_bad']} value(s) "
-            "other than 0 and 1; a result is clicked or not.\n  Hint: e.g. "
-            "(pl.col('clicked') > 0).alias('clicked')."
-        )
-        raise DataError(msg)
-
-
 def _prepare(data: Any, what: str, *, clicks: bool, ordered: bool = False) -> _Log:
     """Validate a flat click log and code it as integer arrays.
 
@@ -267,11 +182,10 @@ def _prepare(data: Any, what: str, *, clicks: bool, ordered: bool = False) -> _L
     frame = to_polars(data)
     if isinstance(frame, pl.LazyFrame):
         frame = frame.collect()
-    _check_columns(frame, what, clicks=clicks)
+    check_flat(frame, what, clicks=clicks)
     if frame.height == 0:
         msg = f"{what} has no rows; a click model needs at least one search."
         raise DataError(msg)
-    _check_values(frame, what, clicks=clicks)
     search, n_searches = _codes(frame["search_id"])
     query, _ = _codes(frame["query_id"])
     doc, n_docs = _codes(frame["doc_id"])

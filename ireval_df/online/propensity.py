@@ -48,12 +48,8 @@ from ireval_df.errors import (
     SchemaError,
     warn,
 )
-from ireval_df.online.click_models import (
-    _check_columns,
-    _check_values,
-    fit_click_model,
-)
-from ireval_df.online.flat import click_frame
+from ireval_df.online.click_models import fit_click_model
+from ireval_df.online.flat import check_flat, click_frame
 from ireval_df.online.log import SearchLog
 from ireval_df.schema import read_run
 
@@ -88,8 +84,7 @@ def _flat(data: Any, *, first_page: bool = False) -> pl.DataFrame:
     if isinstance(frame, pl.LazyFrame):
         frame = frame.collect()
     # the click models' checks: columns, dtypes, nulls, positions, 0/1 clicks
-    _check_columns(frame, "click log", clicks=True)
-    _check_values(frame, "click log", clicks=True)
+    check_flat(frame, "click log", clicks=True)
     repeated = frame.group_by("search_id", "position").len().filter(pl.col("len") > 1)
     if repeated.height:
         row = repeated.sort("search_id", "position").row(0, named=True)
