@@ -20,8 +20,7 @@ import json
 import math
 import os
 import warnings
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from prefs_cases import DATA, generate, run_trec_eval
@@ -29,6 +28,9 @@ from prefs_cases import DATA, generate, run_trec_eval
 import ireval_df as ie
 from ireval_df.trec_eval._command import run_command
 from ireval_df.trec_eval._measures import _PREFS_METRICS
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CASES: list[dict[str, Any]] = json.loads(DATA.read_text())
 TOL = 1e-12
