@@ -171,7 +171,7 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     ),
     "all_trec": tuple(_ALL_TREC),
     "all_prefs": ("runid", "num_q", *_PREFS),
-    "prefs": ("runid", "num_q", *_PREFS[:8]),
+    "prefs": ("runid", "num_q", *_PREFS[:6]),
     "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }
 #: Measures trec_eval 9.x did not have (left out of ``all_trec`` with ``--compat 9``).
