@@ -265,10 +265,14 @@ def prefs_avgjg_rnonrel(m: Metric) -> Plan:
 
     Examples
     --------
-    >>> prefs = pl.DataFrame({"query_id": "q", "doc_id": ["a", "b", "c"], "relevance": [1, 0, 0]})
-    >>> run = pl.DataFrame({"query_id": "q", "doc_id": ["b", "a", "c"], "score": [3.0, 2.0, 1.0]})
-    >>> round(ie.evaluate_prefs(run, prefs, ["PrefsAvgJGRNonRel"])["value"].item(), 4)
-    0.3333
+    Two relevant documents (a, b), one non-relevant (c, not retrieved): 3
+    preferences, 2 fulfilled (b above a fails ``a > b``), plus ``R - N = 1``
+    for each relevant document: ``(2 + 2) / (3 + 2)``.
+
+    >>> prefs = pl.DataFrame({"query_id": "q", "doc_id": ["a", "b", "c"], "relevance": [2, 1, 0]})
+    >>> run = pl.DataFrame({"query_id": "q", "doc_id": ["b", "a", "x"], "score": [3.0, 2.0, 1.0]})
+    >>> ie.evaluate_prefs(run, prefs, ["PrefsAvgJGRNonRel"])["value"].item()
+    0.8
     """
     return Plan(value=_col("avgjg_rnonrel"))
 
@@ -279,9 +283,12 @@ def prefs_avgjg_rnonrel_ret(m: Metric) -> Plan:
 
     Examples
     --------
-    >>> prefs = pl.DataFrame({"query_id": "q", "doc_id": ["a", "b", "c"], "relevance": [1, 0, 0]})
-    >>> run = pl.DataFrame({"query_id": "q", "doc_id": ["b", "a", "c"], "score": [3.0, 2.0, 1.0]})
-    >>> round(ie.evaluate_prefs(run, prefs, ["PrefsAvgJGRNonRelRet"])["value"].item(), 4)
-    0.3333
+    Retrieved: a and b, relevant (R = 2), no non-relevant (N = 0): the
+    one retrieved preference fails, ``(0 + 2 * 2) / (1 + 2 * 2)``.
+
+    >>> prefs = pl.DataFrame({"query_id": "q", "doc_id": ["a", "b", "c"], "relevance": [2, 1, 0]})
+    >>> run = pl.DataFrame({"query_id": "q", "doc_id": ["b", "a", "x"], "score": [3.0, 2.0, 1.0]})
+    >>> ie.evaluate_prefs(run, prefs, ["PrefsAvgJGRNonRelRet"])["value"].item()
+    0.8
     """
     return Plan(value=_col("avgjg_rnonrel_ret"))
