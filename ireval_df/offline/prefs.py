@@ -24,10 +24,14 @@ by ``doc_id`` descending), cut at ``depth``. A preference ``A > B`` is then
 :func:`preference_columns` computes, per ``(run_id, query_id)`` of the grid
 of runs x preference topics, the counts and per-judgment-group ratios that
 the measures of :mod:`ireval_df.offline.metrics.prefs` combine. Everything
-is one lazy plan over rows and document pairs, no loop over queries; only
-the transitive closure of the judgment groups with several sub-groups
-repeats a join until no preference is added (at most the log2 of the
-longest chain of preferences), on the judgments alone.
+is one lazy plan, no loop over queries. A group with one sub-group (every
+qrels read as preferences) is counted from its levels, never pair by pair
+(:func:`_ec_counts`: rows x levels), so a topic of 1,000 judged documents
+costs what its rows cost; the pairs of documents are built only for the
+groups with several sub-groups, whose transitive closure repeats a join
+until no preference is added (at most the log2 of the longest chain, on the
+judgments alone), and for ``PrefsPair`` on topics where a pair may hold
+several preferences (several groups, or a document listed twice).
 """
 
 from __future__ import annotations
@@ -393,41 +397,40 @@ def preference_columns(
     ranked = prefs_ranked(run, depth)
     pos = _positions(prefs, ranked, run_ids)
     groups = _groups(prefs)
-    edges = pref_edges(prefs)
-
-    pos_a = pos.rename({"doc_id": "a", "ret": "ret_a", "pos": "pos_a"})
-    pos_b = pos.rename({"doc_id": "b", "ret": "ret_b", "pos": "pos_b"})
-    pairs = edges.join(pos_a, on=["query_id", "a"]).join(
-        pos_b, on=["run_id", "query_id", "b"]
+    keys = ["run_id", "query_id", "jg"]
+    rows = prefs.join(groups, on=["query_id", "jg"]).join(
+        pos, on=["query_id", "doc_id"]
     )
-    ret_a, ret_b = pl.col("ret_a"), pl.col("ret_b")
-    before = pl.col("pos_a") < pl.col("pos_b")
-    per_jg = pairs.group_by("run_id", "query_id", "jg").agg(
-        _sum(ret_a & ret_b & before).alias("ful_ret"),
-        _sum(ret_a & ret_b & ~before).alias("unful_ret"),
-        _sum(ret_a & ~ret_b).alias("ful_imp"),
-        _sum(~ret_a & ret_b).alias("unful_imp"),
-        _sum(~ret_a & ~ret_b).alias("notoccur"),
+    counts = (
+        "ful_ret",
+        "unful_ret",
+        "ful_imp",
+        "unful_imp",
+        "notoccur",
+        "rc_ful",
+        "rc_poss",
+        "rc_ful_ret",
+        "rc_poss_ret",
     )
-    # every (run, judgment group), with or without a preference
+    # groups with one sub-group: counted from their levels, no pair built;
+    # groups with several: from the pairs of their transitive closure
+    closure = _closure(prefs, groups)
+    per_jg = pl.concat(
+        [
+            _ec_counts(rows.filter(~pl.col("__ireval_pa"))),
+            _pa_counts(closure, pos).join(
+                _recalculated(prefs, groups, closure, pos), on=keys, how="left"
+            ),
+        ],
+        how="diagonal",
+    )
+    # every (run, judgment group), with or without a preference; a group
+    # without a pair to recount has 0 of each (0/0: NaN, as in trec_eval)
     jg_grid = run_ids.join(groups, how="cross")
-    per_jg = jg_grid.join(
-        per_jg, on=["run_id", "query_id", "jg"], how="left"
-    ).with_columns(
-        pl.col(c).fill_null(0)
-        for c in ("ful_ret", "unful_ret", "ful_imp", "unful_imp", "notoccur")
-    )
-    per_jg = per_jg.join(
-        _rel_counts(prefs, groups, pos), on=["run_id", "query_id", "jg"], how="left"
-    ).join(
-        _recalculated(prefs, groups, edges, pos),
-        on=["run_id", "query_id", "jg"],
-        how="left",
-    )
-    # a group without a pair to recount has 0 of each (0/0: NaN, as in trec_eval)
-    per_jg = per_jg.with_columns(
-        pl.col(c).fill_null(0)
-        for c in ("rc_ful", "rc_poss", "rc_ful_ret", "rc_poss_ret")
+    per_jg = (
+        jg_grid.join(per_jg, on=keys, how="left")
+        .with_columns(pl.col(c).fill_null(0) for c in counts)
+        .join(_rel_counts(prefs, groups, pos), on=keys, how="left")
     )
 
     ful_ret, ful_imp = pl.col("ful_ret"), pl.col("ful_imp")
@@ -469,8 +472,30 @@ def preference_columns(
         _topic_mean(rnonrel_ret).alias("__ireval_pref_avgjg_rnonrel_ret"),
     )
     result = per_topic.join(
-        _pair_columns(edges, pos), on=_KEYS, how="left"
-    ).with_columns(pl.col(c).fill_null(0) for c in _PAIR_COLUMNS)
+        _pair_columns(prefs, groups, closure, pos), on=_KEYS, how="left"
+    )
+    # a topic of one group with one sub-group and each document once has one
+    # preference per pair of documents: each pair's share is 1 or 0
+    simple = pl.col("__ireval_simple")
+    ful_ret = pl.col("__ireval_pref_ful_ret")
+    ful_imp = pl.col("__ireval_pref_ful_imp")
+    poss_ret = ful_ret + pl.col("__ireval_pref_unful_ret")
+    poss_imp = poss_ret + ful_imp + pl.col("__ireval_pref_unful_imp")
+    by_count = {
+        "__ireval_pref_pair_sum_ret": ful_ret.cast(pl.Float64),
+        "__ireval_pref_pair_sum_imp": (ful_ret + ful_imp).cast(pl.Float64),
+        "__ireval_pref_pairs_ret": poss_ret,
+        "__ireval_pref_pairs_imp": poss_imp,
+        "__ireval_pref_pairs": poss_imp + pl.col("__ireval_pref_notoccur"),
+    }
+    result = result.join(_simple_topics(prefs, groups), on="query_id", how="left")
+    result = result.with_columns(
+        pl.when(simple.fill_null(value=False))
+        .then(expr)
+        .otherwise(pl.col(name).fill_null(0))
+        .alias(name)
+        for name, expr in by_count.items()
+    )
     wanted = list(names) or list(COLUMNS)
     return result.select(*_KEYS, *wanted)
 
@@ -520,106 +545,35 @@ def _rel_counts(
 def _recalculated(
     prefs: pl.LazyFrame,
     groups: pl.LazyFrame,
-    edges: pl.LazyFrame,
+    closure: pl.LazyFrame,
     pos: pl.LazyFrame,
 ) -> pl.LazyFrame:
-    """trec_eval's recount for ``prefs_avgjg_Rnonrel(_ret)`` when N > R.
+    """trec_eval's recount for ``prefs_avgjg_Rnonrel(_ret)``, groups with several sub-groups.
 
-    Only the first R non-relevant documents are kept. One sub-group: the
-    preferences between levels above the lowest, plus every row of the group
-    against the first R rows (by position) of the lowest level, the lowest
-    level itself included (as trec_eval counts them); fulfilled when the
-    first is retrieved and ranked before the second. Several sub-groups:
-    the preferences between kept documents (the non-relevant ones, at level
-    0, beyond the R-th in position order are dropped), counted as always.
-    The ``_ret`` variant keeps only retrieved documents, R and the cut being
-    those of the retrieved documents (for several sub-groups the cut stays
-    the group's R, as in trec_eval). Returns ``rc_ful, rc_poss, rc_ful_ret,
+    Only the first R non-relevant documents (level 0, in position order) are
+    kept, R being the group's relevant documents, and the preferences of the
+    closure between kept documents counted again; the ``_ret`` variant keeps
+    the retrieved documents, cutting the retrieved non-relevant ones at the
+    same R (as trec_eval does). Returns ``rc_ful, rc_poss, rc_ful_ret,
     rc_poss_ret`` per ``run_id, query_id, jg``.
     """
-    rows = prefs.join(groups, on=["query_id", "jg"]).join(
+    keys = ["run_id", "query_id", "jg"]
+    rows = prefs.join(groups.filter(pl.col("__ireval_pa")), on=["query_id", "jg"]).join(
         pos, on=["query_id", "doc_id"]
     )
     counts = _rel_counts(prefs, groups, pos)
     level = pl.col("relevance")
-
-    # one sub-group
-    single = rows.filter(~pl.col("__ireval_pa")).with_columns(
-        level.min().over("run_id", "query_id", "jg").alias("lowest")
-    )
-    upper = single.filter(level != pl.col("lowest"))
-    lowest = (
-        single.filter(level == pl.col("lowest"))
-        .with_columns(
-            (
-                pl.int_range(pl.len()).over("run_id", "query_id", "jg", order_by="pos")
-                + 1
-            ).alias("k"),
-            (
-                pl.col("ret")
-                .cast(pl.Int64)
-                .cum_sum()
-                .over("run_id", "query_id", "jg", order_by="pos")
-            ).alias("k_ret"),
-        )
-        .join(counts, on=["run_id", "query_id", "jg"])
-    )
-    keys = ["run_id", "query_id", "jg"]
-    first = single.select(
-        *keys,
-        pl.col("relevance").alias("l1"),
-        pl.col("ret").alias("r1"),
-        pl.col("pos").alias("p1"),
-    )
-    loop1 = first.join(
-        upper.select(
-            *keys,
-            pl.col("relevance").alias("l2"),
-            pl.col("ret").alias("r2"),
-            pl.col("pos").alias("p2"),
-        ),
-        on=keys,
-    ).filter(pl.col("l1") > pl.col("l2"))
-    loop2 = first.join(
-        lowest.select(
-            *keys,
-            pl.col("ret").alias("r2"),
-            pl.col("pos").alias("p2"),
-            (pl.col("k") <= pl.col("n_rel")).alias("keep"),
-            (pl.col("ret") & (pl.col("k") <= pl.col("n_rel_ret"))).alias("keep_ret"),
-        ),
-        on=keys,
-    )
-    r1, r2 = pl.col("r1"), pl.col("r2")
-    ahead = pl.col("p1") < pl.col("p2")
-    ec = pl.concat(
-        [
-            loop1.with_columns(
-                pl.lit(value=True).alias("keep"), pl.lit(value=True).alias("keep_ret")
-            ),
-            loop2,
-        ],
-        how="diagonal",
-    )
-    ec_counts = ec.group_by(keys).agg(
-        _sum(pl.col("keep") & r1 & ahead).alias("rc_ful"),
-        _sum(pl.col("keep")).alias("rc_poss"),
-        _sum(pl.col("keep_ret") & r1 & r2 & ahead).alias("rc_ful_ret"),
-        _sum(pl.col("keep_ret") & r1 & r2).alias("rc_poss_ret"),
-    )
-
-    # several sub-groups: the last level of each document decides
     docs = (
-        rows.filter(pl.col("__ireval_pa"))
-        .sort("jsg", "relevance", descending=[False, True], maintain_order=True)
+        rows.sort("jsg", "relevance", descending=[False, True], maintain_order=True)
         .group_by("run_id", "query_id", "jg", "doc_id", "ret", "pos")
         .agg(level.last())
         .join(counts.select(*keys, "n_rel"), on=keys)
     )
     zero = level == 0
     nth = pl.when(zero).then(zero.cast(pl.Int64).cum_sum().over(keys, order_by="pos"))
-    nth_ret = pl.when(zero & pl.col("ret")).then(
-        (zero & pl.col("ret")).cast(pl.Int64).cum_sum().over(keys, order_by="pos")
+    retrieved_zero = zero & pl.col("ret")
+    nth_ret = pl.when(retrieved_zero).then(
+        retrieved_zero.cast(pl.Int64).cum_sum().over(keys, order_by="pos")
     )
     docs = docs.with_columns(
         (nth.is_null() | (nth <= pl.col("n_rel"))).alias("kept"),
@@ -633,19 +587,180 @@ def _recalculated(
     db = docs.rename(
         {"doc_id": "b", "ret": "rb", "pos": "pb", "kept": "kb", "kept_ret": "krb"}
     )
-    pa_pairs = edges.join(da, on=["query_id", "jg", "a"]).join(
+    pairs = closure.join(da, on=["query_id", "jg", "a"]).join(
         db, on=["run_id", "query_id", "jg", "b"]
     )
     both = pl.col("ka") & pl.col("kb")
     both_ret = pl.col("kra") & pl.col("krb")
     first_ahead = pl.col("pa") < pl.col("pb")
-    pa_counts = pa_pairs.group_by(keys).agg(
+    return pairs.group_by(keys).agg(
         _sum(both & pl.col("ra") & first_ahead).alias("rc_ful"),
         _sum(both).alias("rc_poss"),
         _sum(both_ret & first_ahead).alias("rc_ful_ret"),
         _sum(both_ret).alias("rc_poss_ret"),
     )
-    return pl.concat([ec_counts, pa_counts], how="vertical")
+
+
+def _pa_counts(closure: pl.LazyFrame, pos: pl.LazyFrame) -> pl.LazyFrame:
+    """Count the preferences of each group with several sub-groups, from its closure."""
+    pos_a = pos.rename({"doc_id": "a", "ret": "ret_a", "pos": "pos_a"})
+    pos_b = pos.rename({"doc_id": "b", "ret": "ret_b", "pos": "pos_b"})
+    pairs = closure.join(pos_a, on=["query_id", "a"]).join(
+        pos_b, on=["run_id", "query_id", "b"]
+    )
+    ret_a, ret_b = pl.col("ret_a"), pl.col("ret_b")
+    before = pl.col("pos_a") < pl.col("pos_b")
+    return pairs.group_by("run_id", "query_id", "jg").agg(
+        _sum(ret_a & ret_b & before).alias("ful_ret"),
+        _sum(ret_a & ret_b & ~before).alias("unful_ret"),
+        _sum(ret_a & ~ret_b).alias("ful_imp"),
+        _sum(~ret_a & ret_b).alias("unful_imp"),
+        _sum(~ret_a & ~ret_b).alias("notoccur"),
+    )
+
+
+def _ec_counts(rows: pl.LazyFrame) -> pl.LazyFrame:
+    """Count the preferences of each group with one sub-group from its levels, no pair built.
+
+    ``rows``: the group's rows (a document listed twice is two rows) with
+    ``ret`` and ``pos``. Every pair of rows at two levels is a preference.
+    Per level ``v``, with ``n_ret(v)``/``n_un(v)`` its retrieved/unretrieved
+    rows and ``below``/``above`` the rows at lower/higher levels:
+
+    * ``ful_imp = sum n_ret(v) below_un(v)``, ``unful_imp = sum n_un(v)
+      below_ret(v)``, ``notoccur = sum n_un(v) below_un(v)``;
+    * retrieved pairs ``sum n_ret(v) below_ret(v)``, of which ``ful_ret``
+      have the higher level ranked first: for each retrieved row, the
+      retrieved rows of each higher level ranked before it (an as-of join on
+      the position, per level above: rows x levels, not rows x rows).
+
+    trec_eval's ``prefs_avgjg_Rnonrel`` recount (N > R) follows from the
+    same sums: the pairs whose lower row is not at the lowest level, and
+    every row against the first R rows of the lowest level (itself
+    included), fulfilled when the first is retrieved and ranked before.
+    Returns ``run_id, query_id, jg`` and ``ful_ret, unful_ret, ful_imp,
+    unful_imp, notoccur, rc_ful, rc_poss, rc_ful_ret, rc_poss_ret``.
+    """
+    keys = ["run_id", "query_id", "jg"]
+    level = pl.col("relevance")
+    rows = rows.select(*keys, "relevance", "ret", "pos").with_columns(
+        level.min().over(keys).alias("lowest")
+    )
+    ret = pl.col("ret")
+    levels = rows.group_by(*keys, "relevance", "lowest").agg(
+        _sum(ret).alias("n_ret"), _sum(~ret).alias("n_un")
+    )
+    n_ret, n_un = pl.col("n_ret"), pl.col("n_un")
+    below_ret = n_ret.cum_sum().over(keys, order_by="relevance") - n_ret
+    below_un = n_un.cum_sum().over(keys, order_by="relevance") - n_un
+    above_ret = n_ret.sum().over(keys) - below_ret - n_ret
+    above_un = n_un.sum().over(keys) - below_un - n_un
+    upper = level != pl.col("lowest")
+    per_level = levels.with_columns(
+        (n_ret * below_un).alias("ful_imp"),
+        (n_un * below_ret).alias("unful_imp"),
+        (n_un * below_un).alias("notoccur"),
+        (n_ret * below_ret).alias("pairs_ret"),
+        # recount, first loop: pairs whose lower row is above the lowest level
+        pl.when(upper)
+        .then((n_ret + n_un) * (above_ret + above_un))
+        .otherwise(0)
+        .alias("l1_poss"),
+        pl.when(upper).then(n_un * above_ret).otherwise(0).alias("l1_ful_imp"),
+        pl.when(upper).then(n_ret * above_ret).otherwise(0).alias("l1_poss_ret"),
+        (n_ret + n_un).alias("n_rows"),
+        (level > 0).alias("relevant"),
+    )
+    sums = per_level.group_by(keys).agg(
+        pl.col("ful_imp", "unful_imp", "notoccur", "pairs_ret").sum(),
+        pl.col("l1_poss", "l1_ful_imp", "l1_poss_ret", "n_rows").sum(),
+        n_ret.sum().alias("n_ret_rows"),
+        (n_ret + n_un).filter(pl.col("relevant")).sum().alias("n_rel"),
+        n_ret.filter(pl.col("relevant")).sum().alias("n_rel_ret"),
+    )
+
+    # ful_ret: per retrieved row, the retrieved rows of higher levels before it
+    retrieved = rows.filter(ret).select(*keys, "relevance", "lowest", "pos")
+    counted = retrieved.with_columns(
+        (pl.int_range(pl.len()).over(*keys, "relevance", order_by="pos") + 1).alias("k")
+    ).select(*keys, pl.col("relevance").alias("higher"), "pos", "k")
+    higher = retrieved.select(*keys, pl.col("relevance").alias("higher")).unique()
+    wanted = (
+        retrieved.join(higher, on=keys)
+        .filter(pl.col("higher") > level)
+        .select(*keys, "higher", "pos", (level != pl.col("lowest")).alias("upper"))
+    )
+    found = wanted.sort("pos").join_asof(
+        counted.sort("pos"),
+        on="pos",
+        by=[*keys, "higher"],
+        strategy="backward",
+        allow_exact_matches=False,
+        check_sortedness=False,  # sorted by pos above, hence within each group
+    )
+    k = pl.col("k").fill_null(0)
+    ahead = found.group_by(keys).agg(
+        k.sum().alias("ful_ret"), k.filter(pl.col("upper")).sum().alias("l1_ful_ret")
+    )
+
+    # recount, second loop: every row against the first R rows of the lowest
+    # level (by position); fulfilled when the first is retrieved and before
+    before_ret = (
+        pl.when(ret)
+        .then(pl.col("pos").rank("min").over(*keys, "ret") - 1)
+        .otherwise(pl.col("n_ret_rows"))
+    )
+    lowest = (
+        rows.join(sums.select(*keys, "n_ret_rows", "n_rel", "n_rel_ret"), on=keys)
+        .with_columns(before_ret.cast(pl.Int64).alias("before_ret"))
+        .filter(level == pl.col("lowest"))
+        .with_columns(
+            (pl.int_range(pl.len()).over(keys, order_by="pos") + 1).alias("k")
+        )
+    )
+    kept = pl.col("k") <= pl.col("n_rel")
+    kept_ret = ret & (pl.col("k") <= pl.col("n_rel_ret"))
+    second = lowest.group_by(keys).agg(
+        _sum(kept).alias("l2_n"),
+        pl.col("before_ret").filter(kept).sum().alias("l2_ful"),
+        _sum(kept_ret).alias("l2_n_ret"),
+        pl.col("before_ret").filter(kept_ret).sum().alias("l2_ful_ret"),
+    )
+
+    out = sums.join(ahead, on=keys, how="left").join(second, on=keys, how="left")
+    out = out.with_columns(
+        pl.col("ful_ret", "l1_ful_ret", "l2_n", "l2_ful", "l2_n_ret", "l2_ful_ret")
+        .fill_null(0)
+        .cast(pl.Int64)
+    )
+    c = pl.col
+    return out.select(
+        *keys,
+        c("ful_ret"),
+        (c("pairs_ret") - c("ful_ret")).alias("unful_ret"),
+        c("ful_imp").cast(pl.Int64),
+        c("unful_imp").cast(pl.Int64),
+        c("notoccur").cast(pl.Int64),
+        (c("l1_ful_ret") + c("l1_ful_imp") + c("l2_ful")).alias("rc_ful"),
+        (c("l1_poss") + c("n_rows") * c("l2_n")).alias("rc_poss"),
+        (c("l1_ful_ret") + c("l2_ful_ret")).alias("rc_ful_ret"),
+        (c("l1_poss_ret") + c("n_ret_rows") * c("l2_n_ret")).alias("rc_poss_ret"),
+    )
+
+
+def _simple_topics(prefs: pl.LazyFrame, groups: pl.LazyFrame) -> pl.LazyFrame:
+    """``query_id, __ireval_simple``: one group, one sub-group, each document once."""
+    return (
+        prefs.join(groups, on=["query_id", "jg"])
+        .group_by("query_id")
+        .agg(
+            (
+                (pl.col("jg").n_unique() == 1)
+                & ~pl.col("__ireval_pa").any()
+                & (pl.col("doc_id").n_unique() == pl.len())
+            ).alias("__ireval_simple")
+        )
+    )
 
 
 _PAIR_COLUMNS = (
@@ -657,13 +772,26 @@ _PAIR_COLUMNS = (
 )
 
 
-def _pair_columns(edges: pl.LazyFrame, pos: pl.LazyFrame) -> pl.LazyFrame:
+def _pair_columns(
+    prefs: pl.LazyFrame,
+    groups: pl.LazyFrame,
+    closure: pl.LazyFrame,
+    pos: pl.LazyFrame,
+) -> pl.LazyFrame:
     """Per query: the pairs of documents with a preference, and their ratios.
 
     A pair's ratio is the share of its preferences (over every judgment
     group) that prefer the document ranked first; pairs with both documents
-    retrieved, with one, and with none (ratio 0) are counted apart.
+    retrieved, with one, and with none (ratio 0) are counted apart. Only the
+    topics that are not simple (:func:`_simple_topics`) build their pairs:
+    a simple topic's columns follow from its counts.
     """
+    complex_topics = (
+        _simple_topics(prefs, groups)
+        .filter(~pl.col("__ireval_simple"))
+        .select("query_id")
+    )
+    edges = pref_edges(prefs.join(complex_topics, on="query_id", how="semi"))
     pos_a = pos.rename({"doc_id": "a", "ret": "ret_a", "pos": "pos_a"})
     pos_b = pos.rename({"doc_id": "b", "ret": "ret_b", "pos": "pos_b"})
     pairs = edges.join(pos_a, on=["query_id", "a"]).join(
