@@ -58,6 +58,7 @@ __all__ = [
     "COLUMNS",
     "PREFS_COLUMNS",
     "evaluate_prefs",
+    "needed_columns",
     "raise_on_inconsistent",
     "read_prefs",
     "as_prefs",
@@ -384,7 +385,8 @@ def preference_columns(
     :func:`raise_on_inconsistent`); ``run`` has ``run_id, query_id, doc_id,
     score`` (each document once per ranking); ``run_ids`` the runs to score
     (a ``run_id`` column). Returns ``run_id, query_id`` and the columns
-    ``names`` of :data:`COLUMNS` (all of them by default).
+    ``names`` of :data:`COLUMNS` (all of them by default; the pairs of
+    documents behind the ``pair`` columns are only built when one is named).
 
     Examples
     --------
@@ -471,6 +473,9 @@ def preference_columns(
         _topic_mean(rnonrel).alias("__ireval_pref_avgjg_rnonrel"),
         _topic_mean(rnonrel_ret).alias("__ireval_pref_avgjg_rnonrel_ret"),
     )
+    wanted = list(names) or list(COLUMNS)
+    if not set(wanted) & set(_PAIR_COLUMNS):
+        return per_topic.select(*_KEYS, *wanted)
     result = per_topic.join(
         _pair_columns(prefs, groups, closure, pos), on=_KEYS, how="left"
     )
@@ -496,7 +501,6 @@ def preference_columns(
         .alias(name)
         for name, expr in by_count.items()
     )
-    wanted = list(names) or list(COLUMNS)
     return result.select(*_KEYS, *wanted)
 
 
@@ -839,6 +843,19 @@ COLUMNS = (
 )
 
 
+def needed_columns(metrics: Iterable[Metric]) -> list[str]:
+    """Return the columns of :func:`preference_columns` that the metrics' values read.
+
+    Examples
+    --------
+    >>> from ireval_df.measures import parse_metric
+    >>> needed_columns([parse_metric("PrefsSimpRet")])
+    ['__ireval_pref_ful_ret', '__ireval_pref_unful_ret']
+    """
+    roots = {r for m in metrics for r in build_plan(m).value.meta.root_names()}
+    return [c for c in COLUMNS if c in roots]
+
+
 def evaluate_prefs(
     run: object,
     prefs: object,
@@ -944,7 +961,9 @@ def evaluate_prefs(
         raise DataError(msg)
     run_ids = run_lf.select("run_id").unique()
     plans = [(m, build_plan(m)) for m in specs]
-    columns = preference_columns(judgments, run_lf, run_ids, depth=depth)
+    columns = preference_columns(
+        judgments, run_lf, run_ids, depth=depth, names=needed_columns(specs)
+    )
     if missing == "skip":
         answered = run_lf.select(KEYS).unique()
         columns = columns.join(answered, on=list(KEYS), how="semi")

@@ -26,7 +26,12 @@ from ireval_df.offline.engine import (
 )
 from ireval_df.offline.metrics.shared import full_sort
 from ireval_df.offline.plan import build_plan
-from ireval_df.offline.prefs import check_prefs, preference_columns, prefs_ranked
+from ireval_df.offline.prefs import (
+    check_prefs,
+    needed_columns,
+    preference_columns,
+    prefs_ranked,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -609,7 +614,11 @@ def evaluate_prefs_topics(
         judged = prefs.filter(pl.col("query_id").is_in(evaluated)).lazy()
         run_lf = run.lazy().select(pl.lit("run").alias("run_id"), pl.all())
         columns = preference_columns(
-            judged, run_lf, pl.LazyFrame({"run_id": ["run"]}), depth=opts.max_docs
+            judged,
+            run_lf,
+            pl.LazyFrame({"run_id": ["run"]}),
+            depth=opts.max_docs,
+            names=needed_columns(metrics),
         )
         wide = columns.select(
             "query_id",
