@@ -871,12 +871,13 @@ def evaluate_prefs(
     run : frame, path, dict or list of these
         As for :func:`ireval_df.evaluate`: ``query_id``, ``doc_id``,
         ``score`` and optionally ``run_id``.
-    prefs : polars or pandas frame, or LazyFrame
+    prefs : frame (polars, lazy, pandas, pyarrow) or path
         Preference judgments: ``query_id``, ``doc_id``, ``relevance`` (a
         number; within a judgment sub-group a higher value is preferred, 0
         means non-relevant) and optionally ``jg`` and ``jsg``, the judgment
-        group and sub-group (default ``"0"``). :func:`ireval_df.read_prefs`
-        reads trec_eval's ``-R prefs`` and ``-R qrels_prefs`` files.
+        group and sub-group (default ``"0"``). A path is read by
+        :func:`read_prefs` (trec_eval's ``-R prefs`` layout; call it with
+        ``format="qrels_prefs"`` to read a qrels file as preferences).
     metrics : str, Metric or list of them
         Preference measures (``PrefsSimp``, ``prefs_pair``, ...; see
         ``docs/metrics.md``).
@@ -936,10 +937,12 @@ def evaluate_prefs(
             "  Hint: score qrels measures with ie.evaluate(run, qrels, ...)."
         )
         raise OptionError(msg)
-    if not isinstance(prefs, pl.DataFrame | pl.LazyFrame):
+    if isinstance(prefs, str | Path):
+        prefs = read_prefs(prefs)
+    elif not isinstance(prefs, pl.DataFrame | pl.LazyFrame):
         from ireval_df._utils.frames import eager
 
-        prefs = eager(prefs, "prefs", _HINT.strip())
+        prefs = eager(prefs, "prefs", _HINT.strip().removeprefix("Hint: "))
     judgments = as_prefs(prefs).collect().lazy()
     raise_on_inconsistent(judgments)
     run_lf = as_run(run, rank=False).select("run_id", "query_id", "doc_id", "score")

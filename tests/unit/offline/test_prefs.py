@@ -297,3 +297,12 @@ def test_no_warning_on_a_clean_call() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ie.evaluate_prefs(RUN, judged, "PrefsSimp")
+
+
+def test_prefs_may_be_a_path_and_nothing_else(tmp_path: Path) -> None:
+    path = tmp_path / "prefs.txt"
+    path.write_text("q u s d1 1\nq u s d2 0\n")
+    assert ie.evaluate_prefs(RUN, path, "PrefsSimp")["value"].to_list() == [1.0]
+    assert ie.evaluate_prefs(RUN, str(path), "PrefsSimp")["value"].to_list() == [1.0]
+    with pytest.raises(SchemaError, match=r"(?s)expected prefs as .*read_prefs"):
+        ie.evaluate_prefs(RUN, 3, "PrefsSimp")
