@@ -843,6 +843,21 @@ COLUMNS = (
 )
 
 
+def _refuse_missing_values(prefs: pl.DataFrame) -> None:
+    """Raise :class:`DataError` for a null in any column, or a NaN level."""
+    nulls = prefs.null_count().row(0, named=True)
+    bad = [name for name, n in nulls.items() if n]
+    nan = int(prefs.get_column("relevance").is_nan().sum())
+    if bad or nan:
+        what = f"nulls in {bad!r}" if bad else f"{nan} NaN levels"
+        msg = (
+            f"preference judgments must be complete: found {what}.\n"
+            "  Hint: drop or fill those rows; a level is any number, higher "
+            "preferred."
+        )
+        raise DataError(msg)
+
+
 def needed_columns(metrics: Iterable[Metric]) -> list[str]:
     """Return the columns of :func:`preference_columns` that the metrics' values read.
 
@@ -902,7 +917,8 @@ def evaluate_prefs(
         ``prefs`` lacks a column, or its relevance is not a number.
     DataError
         Inconsistent judgments within one judgment group (see
-        :func:`check_prefs`), or a document twice in one ranking.
+        :func:`check_prefs`), a null or a NaN level in the judgments, or a
+        document twice in one ranking.
     OptionError
         A bad ``depth`` or ``missing``.
 
@@ -943,7 +959,9 @@ def evaluate_prefs(
         from ireval_df._utils.frames import eager
 
         prefs = eager(prefs, "prefs", _HINT.strip().removeprefix("Hint: "))
-    judgments = as_prefs(prefs).collect().lazy()
+    collected = as_prefs(prefs).collect()
+    _refuse_missing_values(collected)
+    judgments = collected.lazy()
     raise_on_inconsistent(judgments)
     run_lf = as_run(run, rank=False).select("run_id", "query_id", "doc_id", "score")
     ranked = prefs_ranked(run_lf, depth)

@@ -306,3 +306,29 @@ def test_prefs_may_be_a_path_and_nothing_else(tmp_path: Path) -> None:
     assert ie.evaluate_prefs(RUN, str(path), "PrefsSimp")["value"].to_list() == [1.0]
     with pytest.raises(SchemaError, match=r"(?s)expected prefs as .*read_prefs"):
         ie.evaluate_prefs(RUN, 3, "PrefsSimp")
+
+
+@pytest.mark.parametrize(
+    ("frame", "message"),
+    [
+        (
+            pl.DataFrame(
+                {"query_id": ["q", None], "doc_id": ["d1", "d2"], "relevance": [1, 0]}
+            ),
+            r"nulls in \['query_id'\]",
+        ),
+        (
+            pl.DataFrame(
+                {
+                    "query_id": "q",
+                    "doc_id": ["d1", "d2"],
+                    "relevance": [1.0, float("nan")],
+                }
+            ),
+            "1 NaN levels",
+        ),
+    ],
+)
+def test_incomplete_judgments_are_refused(frame: pl.DataFrame, message: str) -> None:
+    with pytest.raises(DataError, match=message):
+        ie.evaluate_prefs(RUN, frame, "PrefsSimp")
