@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ireval_df import online, plot
     from ireval_df.cli.report import html_report
     from ireval_df.diagnostics import disagreement, failures, trace, validate
+    from ireval_df.offline.prefs import evaluate_prefs, read_prefs
     from ireval_df.report import to_html, to_latex, to_markdown, to_wide
     from ireval_df.stats import (
         age_buckets,
@@ -56,6 +57,7 @@ __all__ = [
     "disagreement",
     "errors",
     "evaluate",
+    "evaluate_prefs",
     "failures",
     "gate",
     "headroom",
@@ -68,6 +70,7 @@ __all__ = [
     "position_buckets",
     "quantile_bins",
     "read_docs",
+    "read_prefs",
     "read_qrels",
     "read_queries",
     "read_run",
@@ -98,6 +101,9 @@ _LAZY = {
     "quantile_bins": "ireval_df.stats",
     "summarize": "ireval_df.stats",
     "tukey_hsd": "ireval_df.stats",
+    # preference judgments (trec_eval's prefs_* measures)
+    "evaluate_prefs": "ireval_df.offline.prefs",
+    "read_prefs": "ireval_df.offline.prefs",
     "disagreement": "ireval_df.diagnostics",
     "failures": "ireval_df.diagnostics",
     "trace": "ireval_df.diagnostics",

@@ -43,6 +43,13 @@ descending in byte order (trec_eval); a document absent from the qrels, or
 with a negative grade, is unjudged and counts as non-relevant; R counts every
 judged document with grade >= `rel`, retrieved or not; a query the run did not
 answer is an empty ranking (`missing="zero"`).
+
+The preference measures (`NumPrefs*`, `Prefs*`: trec_eval's `prefs_*`) read
+preference judgments, not qrels: `ireval_df.evaluate_prefs()` scores them
+against a frame of `query_id, jg, jsg, doc_id, relevance`, which
+`ireval_df.read_prefs()` reads from trec_eval's `-R prefs` and `-R
+qrels_prefs` files; their ranks break score ties by `doc_id` ascending, as
+trec_eval's do ([trec_eval.md](trec_eval.md#preference-measures)).
 """
 
 

@@ -40,6 +40,7 @@ from ireval_df.offline.engine import (
     may_repeat,
     per_query_wide,
 )
+from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
 from ireval_df.offline.plan import KEYS
 from ireval_df.schema.coerce import as_qrels, as_queries, as_run
 
@@ -254,6 +255,7 @@ def evaluate(
         msg = f"depth must be a positive whole number, found {depth!r}."
         raise OptionError(msg)
     specs = parse_metrics(metrics, family="offline")
+    _refuse_preference_measures(specs)
     attributes = None if queries is None else as_queries(queries).collect()
     slicing = _doc_slicing(docs, by_doc, as_of, specs, attributes)
     if buckets == "auto":
@@ -487,6 +489,20 @@ def _buckets(
             parts[0].collect(engine="streaming").lazy(),
             parts[1].collect(engine="streaming").lazy(),
         )
+
+
+def _refuse_preference_measures(specs: list[Metric]) -> None:
+    """Raise :class:`OptionError` for a preference measure: qrels cannot give it."""
+    wanted = [str(m) for m in specs if m.name in PREFERENCE_MEASURES]
+    if wanted:
+        msg = (
+            f"{wanted!r} need preference judgments (query_id, jg, jsg, doc_id, "
+            "relevance), which qrels do not hold.\n"
+            "  Hint: ie.evaluate_prefs(run, prefs, metrics), with prefs a frame "
+            "of those columns or ie.read_prefs('file') (trec_eval -R prefs; "
+            "format='qrels_prefs' reads a qrels file as preferences)."
+        )
+        raise OptionError(msg)
 
 
 def _evaluate_part(

@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ireval_df.trec_eval._evaluate import Scores, evaluate_topics, summarize, zscores
+from ireval_df.trec_eval._evaluate import (
+    Scores,
+    evaluate_prefs_topics,
+    evaluate_topics,
+    summarize,
+    zscores,
+)
 from ireval_df.trec_eval._format import relstring_line, text_line, value_line
 from ireval_df.trec_eval._measures import Context, ParamError, expand
 from ireval_df.trec_eval._options import Options, UsageError, parse_args
@@ -23,6 +29,7 @@ from ireval_df.trec_eval._reader import (
     Data,
     InputError,
     contains,
+    read_prefs,
     read_qrels,
     read_run,
     read_source,
@@ -74,6 +81,16 @@ _FORMATS = {
     "any": {"qrels", "qrels_jg", "prefs", "qrels_prefs"},
 }
 
+#: trec_eval's message when a measure's rel_info format is not the one read.
+_MISMATCH = {
+    "qrels": "trec_eval.form_res_qrels: rel_info format not qrels or results "
+    "format not trec_results",
+    "jg": "trec_eval.form_res_qrels: rel_info format not qrels or results "
+    "format not trec_results",
+    "prefs": "trec_eval.form_prefs_info: prefs_info format not (prefs or "
+    "qrels_prefs) or results format not trec_results",
+}
+
 
 @dataclass
 class Result:
@@ -103,6 +120,7 @@ def _quit(messages: list[str], path: str) -> _Stop:
 def _read(path: str, stdin: IO[Any] | None, kind: str) -> Data:
     messages = {
         "qrels": f"trec_eval.get_qrels: Cannot read qrels file '{path}'\n",
+        "prefs": f"trec_eval.get_prefs: Cannot read prefs file '{path}'\n",
         "results": f"trec_eval.get_results: Cannot read results file '{path}'\n",
         "zscores": f"trec_eval.get_zscores: Cannot read zscores file '{path}'\n",
     }
@@ -147,9 +165,16 @@ def _parse(
     """
     qrels_path, raw_qrels, run_path, raw_run, z_path, raw_z = files
     try:
-        qrels = read_qrels(
-            bytes(raw_qrels), encoding, groups=opts.rel_format == "qrels_jg"
-        )
+        if opts.rel_format in _FORMATS["prefs"]:
+            qrels = read_prefs(
+                bytes(raw_qrels),
+                encoding,
+                qrels_layout=opts.rel_format == "qrels_prefs",
+            )
+        else:
+            qrels = read_qrels(
+                bytes(raw_qrels), encoding, groups=opts.rel_format == "qrels_jg"
+            )
     except InputError as exc:
         raise _quit(exc.messages, qrels_path) from None
     try:
@@ -171,18 +196,13 @@ def _evaluate(opts: Options, stdin: IO[Any] | None) -> Result:
     if opts.rel_format not in _FORMATS["any"]:
         msg = f"trec_eval: Illegal rel_format '{opts.rel_format}'\n"
         raise _Stop(msg, 2)
-    raw_qrels = _read(qrels_path, stdin, "qrels")
+    kind = "prefs" if opts.rel_format in _FORMATS["prefs"] else "qrels"
+    raw_qrels = _read(qrels_path, stdin, kind)
     if opts.results_format != "trec_results":
         msg = f"trec_eval: Illegal retrieval results format '{opts.results_format}'\n"
         raise _Stop(msg, 2)
     raw_run = _read(run_path, stdin, "results")
     raw_z = _read(opts.zscores, stdin, "zscores") if opts.zscores is not None else None
-    if opts.rel_format not in ("qrels", "qrels_jg"):
-        msg = (
-            f"trec_eval: rel_format '{opts.rel_format}' is not supported "
-            "(ireval-df has no preference measures yet)\n"
-        )
-        raise _Stop(msg, 2)
     files = (qrels_path, raw_qrels, run_path, raw_run, opts.zscores, raw_z)
     try:
         encoding = "utf-8"
@@ -208,14 +228,15 @@ def _evaluate(opts: Options, stdin: IO[Any] | None) -> Result:
         ) from None
     for o in outputs:
         if opts.rel_format not in _FORMATS[o.measure.source]:
-            msg = (
-                "trec_eval.form_res_qrels: rel_info format not qrels or results "
-                f"format not trec_results\ntrec_eval: Can't calculate measure "
-                f"'{o.measure.name}'\n"
-            )
+            what = _MISMATCH.get(o.measure.source, _MISMATCH["qrels"])
+            msg = f"{what}\ntrec_eval: Can't calculate measure '{o.measure.name}'\n"
             raise _Stop(msg, 4)
 
-    scores = evaluate_topics(qrels, run, outputs, opts)
+    prefs = opts.rel_format in _FORMATS["prefs"]
+    if prefs:
+        scores = evaluate_prefs_topics(qrels, run, outputs, opts)
+    else:
+        scores = evaluate_topics(qrels, run, outputs, opts)
     if table is not None:
         zscores(scores, outputs, table)
     stdout = _topic_lines(scores, outputs, opts)
@@ -228,7 +249,7 @@ def _evaluate(opts: Options, stdin: IO[Any] | None) -> Result:
             7,
             encoding,
         )
-    positive = int((qrels.get_column("relevance") > 0).sum())
+    positive = 0 if prefs else int((qrels.get_column("relevance") > 0).sum())
     n_topics = qrels.get_column("query_id").n_unique()
     summary = summarize(
         scores, outputs, opts, n_qrels_topics=n_topics, positive_judgments=positive

@@ -25,6 +25,13 @@ from ireval_df.offline.engine import (
     ranked_rows,
 )
 from ireval_df.offline.metrics.shared import full_sort
+from ireval_df.offline.plan import build_plan
+from ireval_df.offline.prefs import (
+    check_prefs,
+    needed_columns,
+    preference_columns,
+    prefs_ranked,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,6 +45,7 @@ __all__ = [
     "Fatal",
     "Scores",
     "engine_frames",
+    "evaluate_prefs_topics",
     "evaluate_topics",
     "summarize",
     "zscores",
@@ -519,3 +527,109 @@ def summarize(
         if o.measure.name == "num_rel" and opts.complete:
             summary[j] = positive_judgments
     return summary
+
+
+def _prefs_problems(
+    prefs: pl.DataFrame, run: pl.DataFrame, depth: int | None, first: str | None
+) -> dict[str, str]:
+    """trec_eval's exit-4 message for each topic it cannot evaluate with preferences.
+
+    A document twice in the top ``depth`` of a topic's ranking (the
+    smallest such doc_id, as trec_eval reports it), or judgments
+    :func:`~ireval_df.offline.prefs.check_prefs` finds inconsistent.
+    """
+    if first is None:
+        return {}
+    cant = f"trec_eval: Can't calculate measure '{first}'\n"
+    problems: dict[str, str] = {}
+    for query, doc, problem in check_prefs(prefs.lazy()).iter_rows():
+        if problem == "zero and non-zero":
+            text = f"doc '{doc}' has both 0 and non-0 rel_level assigned\n"
+        elif problem == "two levels":
+            text = f"doc '{doc}' occurs with different rel_level in same jsg\n"
+        else:
+            text = f"Pref inconsistency found for doc '{doc}'\n"
+        problems[query] = f"trec_eval.form_prefs_counts: {text}{cant}"
+    ranked = prefs_ranked(
+        run.lazy().select(pl.lit("run").alias("run_id"), pl.all()), depth
+    )
+    dups = (
+        ranked.filter(pl.struct("query_id", "doc_id").is_duplicated())
+        .group_by("query_id")
+        .agg(pl.col("doc_id").min())
+        .collect()
+    )
+    for query, doc in dups.iter_rows():
+        problems[query] = f"trec_eval.form_prefs_counts: duplicate docs {doc}{cant}"
+    return problems
+
+
+def evaluate_prefs_topics(
+    prefs: pl.DataFrame, run: pl.DataFrame, outputs: list[Output], opts: Options
+) -> Scores:
+    """Evaluate every topic of a preference file (``-R prefs``, ``-R qrels_prefs``).
+
+    ``prefs``: ``query_id, jg, jsg, doc_id, relevance``; ``run``:
+    ``query_id, doc_id, score``. The values come from
+    :func:`ireval_df.offline.prefs.preference_columns` and the registry's
+    preference measures, in one lazy plan; topics are those of ``prefs``
+    in byte order, with trec_eval's stops (a topic missing from the run
+    without ``-c``, a duplicate document, inconsistent judgments).
+    """
+    import numpy as np
+
+    topics = prefs.get_column("query_id").unique().sort().to_list()
+    if opts.debug_query is not None:
+        topics = [t for t in topics if t == opts.debug_query]
+        prefs = prefs.filter(pl.col("query_id").is_in(topics))
+    run = run.filter(pl.col("query_id").is_in(topics))
+    present = set(run.get_column("query_id").unique().to_list())
+    skip = opts.compat == "9"
+    if skip:
+        run = run.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
+
+    uses_ranking = [o for o in outputs if o.metric is not None]
+    first = uses_ranking[0].measure.name if uses_ranking else None
+    problems = _prefs_problems(prefs, run, opts.max_docs, first)
+    if opts.compat == "10" and not opts.complete:
+        for topic in topics:
+            if topic not in present:
+                problems[topic] = (
+                    f"trec_eval: result qid '{topic}' not found in qrels\n"
+                )
+                break
+    bad = [t for t in topics if t in problems]
+    fatal = Fatal(bad[0], problems[bad[0]]) if bad else None
+    if fatal is not None:
+        topics = topics[: topics.index(fatal.topic)]
+    evaluated = [t for t in topics if t in present] if skip else topics
+    missing = np.array([t not in present for t in evaluated], dtype=bool)
+    values = np.full((len(evaluated), len(outputs)), np.nan)
+
+    metrics: list[Metric] = []
+    for o in outputs:
+        if o.metric is not None and o.metric not in metrics:
+            metrics.append(o.metric)
+    if metrics and evaluated:
+        judged = prefs.filter(pl.col("query_id").is_in(evaluated)).lazy()
+        run_lf = run.lazy().select(pl.lit("run").alias("run_id"), pl.all())
+        columns = preference_columns(
+            judged,
+            run_lf,
+            pl.LazyFrame({"run_id": ["run"]}),
+            depth=opts.max_docs,
+            names=needed_columns(metrics),
+        )
+        wide = columns.select(
+            "query_id",
+            *(build_plan(m).value.cast(pl.Float64).alias(str(m)) for m in metrics),
+        ).collect()
+        order = pl.DataFrame({"query_id": evaluated}, schema={"query_id": pl.String})
+        wide = order.join(wide, on="query_id", how="left", maintain_order="left")
+        for j, o in enumerate(outputs):
+            if o.metric is not None:
+                values[:, j] = wide.get_column(o.column).to_numpy()
+    for j, o in enumerate(outputs):
+        if o.measure.name == "num_q":
+            values[:, j] = 1.0
+    return Scores(evaluated, values, {}, missing, fatal)

@@ -5,7 +5,7 @@ The table lists every measure in trec_eval 10.0's print order
 rule. :func:`expand` turns the selected measures and their parameters into
 output lines, each backed by one registry :class:`~ireval_df.measures.Metric`
 (no metric is implemented here) or by a special column (``runid``,
-``num_q``, ``relstring``, the judgment-group and preference measures).
+``num_q``, ``relstring``).
 
 Parameter syntax (``tests/conformance/trec_eval/SPEC.md`` section 3.1), everything after the first ``.``:
 
@@ -171,7 +171,7 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     ),
     "all_trec": tuple(_ALL_TREC),
     "all_prefs": ("runid", "num_q", *_PREFS),
-    "prefs": ("runid", "num_q", *_PREFS[:8]),
+    "prefs": ("runid", "num_q", *_PREFS[:6]),
     "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }
 #: Measures trec_eval 9.x did not have (left out of ``all_trec`` with ``--compat 9``).
@@ -264,7 +264,7 @@ class Output:
 
     ``column`` is ``str(metric)`` for registry metrics (for the ``*_avgjg``
     measures: the metric computed per judgment group, then averaged), or a
-    special key (``runid``, ``num_q``, ``relstring:<label>``, ``prefs:<name>``).
+    special key (``runid``, ``num_q``, ``relstring:<label>``).
     ``param`` carries the measure's numeric parameter where a special column
     needs it (relstring's length).
     """
@@ -399,6 +399,25 @@ _GAIN: dict[str, tuple[str, bool]] = {
 }
 
 
+#: Preference measures: registry name (they read ``-R prefs``/``qrels_prefs``).
+_PREFS_METRICS: dict[str, str] = {
+    "prefs_num_prefs_poss": "NumPrefsPoss",
+    "prefs_num_prefs_ful": "NumPrefsFul",
+    "prefs_num_prefs_ful_ret": "NumPrefsFulRet",
+    "prefs_simp": "PrefsSimp",
+    "prefs_pair": "PrefsPair",
+    "prefs_avgjg": "PrefsAvgJG",
+    "prefs_avgjg_Rnonrel": "PrefsAvgJGRNonRel",
+    "prefs_simp_ret": "PrefsSimpRet",
+    "prefs_pair_ret": "PrefsPairRet",
+    "prefs_avgjg_ret": "PrefsAvgJGRet",
+    "prefs_avgjg_Rnonrel_ret": "PrefsAvgJGRNonRelRet",
+    "prefs_simp_imp": "PrefsSimpImp",
+    "prefs_pair_imp": "PrefsPairImp",
+    "prefs_avgjg_imp": "PrefsAvgJGImp",
+}
+
+
 def _fmt_double(value: float) -> str:
     return f"{value:3.2f}"  # C's %3.2f, byte for byte
 
@@ -444,7 +463,7 @@ def _outputs(measure: Measure, raw: str | None, ctx: Context) -> list[Output]:
     if name in ("runid", "num_q"):
         return [Output(name, measure, name)]
     if measure.source == "prefs":
-        return [Output(name, measure, f"prefs:{name}")]
+        return [out(name, _spec(ctx, name, _PREFS_METRICS[name], {}))]
     if name in _SINGLE:
         registry, binary = _SINGLE[name]
         return [out(name, _spec(ctx, name, registry, rel if binary else {}))]

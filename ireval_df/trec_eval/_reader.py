@@ -14,6 +14,10 @@ must accept, and reject, exactly what it does
   is 0.0); blank lines and lines whose first non-blank byte is ``#`` are
   skipped; the run id is the one of the last line.
 * Z-score files (``qid measure mean stddev``): exactly four fields.
+* preferences (``-R prefs``: ``qid jg jsg docno rel_level``; ``-R
+  qrels_prefs``: ``qid jg docno rel_level``, the sub-group ``"0"``):
+  exactly five (four) fields, ``rel_level`` through ``atof``, comments as
+  in qrels (:mod:`ireval_df.io.prefs`).
 
 Lines and fields are those of :mod:`ireval_df.io.tokenize`, trec_eval's own:
 fields are separated by C ``isspace`` characters (space, tab, CR, VT, FF).
@@ -38,10 +42,11 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import polars as pl
 
+from ireval_df.io.prefs import bad_prefs_line, split_prefs
 from ireval_df.io.tokenize import (
     SKIPPED,
     Blanks,
@@ -55,6 +60,7 @@ __all__ = [
     "InputError",
     "Tables",
     "atof",
+    "read_prefs",
     "read_qrels",
     "read_run",
     "read_source",
@@ -257,6 +263,28 @@ def read_qrels(raw: bytes, encoding: str, *, groups: bool = False) -> pl.DataFra
         msg = [f"trec_eval.get_qrels: duplicate docs {first}\n"]
         raise InputError(msg)
     return frame
+
+
+def read_prefs(raw: bytes, encoding: str, *, qrels_layout: bool) -> pl.DataFrame:
+    r"""Parse a preference file: ``query_id, jg, jsg, doc_id, relevance`` (``atof``).
+
+    ``qrels_layout`` reads a qrels file as preferences (``-R qrels_prefs``:
+    the second field is the judgment group, the sub-group is ``"0"``).
+    Raises :class:`InputError` (``Malformed line N``) as trec_eval does.
+
+    Examples
+    --------
+    >>> read_prefs(b"1 u s d1 2\n1 u s d2 x\n", "utf-8", qrels_layout=False).rows()
+    [('1', 'u', 's', 'd1', 2.0), ('1', 'u', 's', 'd2', 0.0)]
+    """
+    layout: Literal["prefs", "qrels_prefs"] = "qrels_prefs" if qrels_layout else "prefs"
+    frame, counts = split_prefs(raw, layout, encoding=encoding)
+    bad = bad_prefs_line(counts, layout)
+    if bad is not None:
+        raise _malformed("get_qrels_prefs" if qrels_layout else "get_prefs", bad)
+    return frame.select(
+        "query_id", "jg", "jsg", "doc_id", atof(frame.get_column("relevance"))
+    )
 
 
 def _plain_run(

@@ -2,9 +2,8 @@
 
 Every row of ``tests/conformance/trec_eval/manifest.tsv`` is run through
 ``ireval_df.cli.trec_eval.main`` and its standard output compared with the
-expected file byte for byte. The rows with ``-R prefs``/``-R qrels_prefs``
-(the preference measures, not implemented) are expected failures; every
-other row, ``-R qrels_jg`` and ``-Z`` included, must pass.
+expected file byte for byte. Every row, ``-R prefs``, ``-R qrels_prefs``,
+``-R qrels_jg`` and ``-Z`` included, must pass.
 """
 
 from __future__ import annotations
@@ -22,9 +21,6 @@ from ireval_df.cli.trec_eval import main
 REPO = Path(__file__).resolve().parents[2]
 CONFORMANCE = Path(__file__).resolve().parent / "trec_eval"
 
-#: Options of the rows this implementation does not cover (yet).
-NOT_IMPLEMENTED = ("-R prefs", "-R qrels_prefs")
-
 
 def _manifest() -> list[tuple[str, list[str], str, str]]:
     path = CONFORMANCE / "manifest.tsv"
@@ -41,13 +37,8 @@ def _params() -> list[object]:
     params = []
     for expected, options, rel_info, results in _manifest():
         joined = " ".join(options)
-        marks = []
-        if any(flag in joined for flag in NOT_IMPLEMENTED):
-            marks.append(pytest.mark.xfail(reason="preference measures", strict=True))
         case_id = f"{expected}[{joined or 'default'}|{rel_info}]"
-        params.append(
-            pytest.param(expected, options, rel_info, results, marks=marks, id=case_id)
-        )
+        params.append(pytest.param(expected, options, rel_info, results, id=case_id))
     return params
 
 

@@ -29,6 +29,7 @@ from ireval_df.diagnostics.validation import COLUMNS, validate
 from ireval_df.errors import IrevalError, IrevalWarning
 from ireval_df.measures import list_metrics, parse_metric
 from ireval_df.measures.registry import REGISTRY
+from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
 
 SCALE = int(os.environ.get("IREVAL_FUZZ_SCALE", "1"))
 FUZZ = settings(max_examples=25 * SCALE, suppress_health_check=[HealthCheck.too_slow])
@@ -39,6 +40,8 @@ def every_metric() -> list[str]:
     out = []
     for row in list_metrics().filter(family="offline").iter_rows(named=True):
         name, cutoff = row["metric"], row["cutoff"]
+        if name in PREFERENCE_MEASURES:  # scored by evaluate_prefs, not evaluate
+            continue
         info = REGISTRY[name]
         k = "0.5" if info.cutoff_type is float else "3"
         if cutoff in ("none", "optional"):

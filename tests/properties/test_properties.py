@@ -25,6 +25,7 @@ from ireval_df.errors import IrevalWarning
 from ireval_df.measures import REGISTRY, Metric, parse_metric
 from ireval_df.measures.spec import build_metric
 from ireval_df.offline.engine import EngineOptions, find_rankings
+from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
 from ireval_df.offline.metrics.shared import full_sort
 
 
@@ -34,7 +35,8 @@ def _prop_grid() -> list[Metric]:
     level 0.5), both judged_only."""
     grid = []
     for name, info in REGISTRY.items():
-        if info.family != "offline":
+        # preference measures read preference judgments (evaluate_prefs)
+        if info.family != "offline" or name in PREFERENCE_MEASURES:
             continue
         if info.cutoff_type is float:
             k: Any = 0.5
@@ -335,7 +337,13 @@ def test_moving_a_better_document_up_never_lowers_the_score(
 def metric_specs(draw: st.DrawFn) -> Metric:
     """A registry metric with parameters drawn from its grid variants and ranges."""
     name = draw(
-        st.sampled_from(sorted(n for n, i in REGISTRY.items() if i.family == "offline"))
+        st.sampled_from(
+            sorted(
+                n
+                for n, i in REGISTRY.items()
+                if i.family == "offline" and n not in PREFERENCE_MEASURES
+            )
+        )
     )
     info = REGISTRY[name]
     params: dict[str, Any] = dict(draw(st.sampled_from(VARIANTS.get(name, [{}]))))

@@ -25,11 +25,21 @@ import ireval_df as ie
 from ireval_df.errors import IrevalWarning
 from ireval_df.measures import REGISTRY, parse_metric
 from ireval_df.measures.spec import build_metric
+from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
 
 # --- the sets ------------------------------------------------------------------------
 
 #: How per-query values combine into a run's number (summarize, compare)
 SUM_AGGREGATED = {"NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet"}
+#: trec_eval's preference measures (scored with ie.evaluate_prefs, here on the
+#: qrels read as preferences, as trec_eval -R qrels_prefs does)
+PREFS_COUNTS = {"NumPrefsFul", "NumPrefsFulRet", "NumPrefsPoss"}
+PREFS_SHARES = {
+    "PrefsAvgJG", "PrefsAvgJGImp", "PrefsAvgJGRNonRel", "PrefsAvgJGRNonRelRet",
+    "PrefsAvgJGRet", "PrefsPair", "PrefsPairImp", "PrefsPairRet", "PrefsSimp",
+    "PrefsSimpImp", "PrefsSimpRet",
+}  # fmt: skip
+SUM_AGGREGATED |= PREFS_COUNTS
 GMEAN_AGGREGATED = {"gmAP", "gmBpref"}
 MEAN_AGGREGATED = {
     "11pt", "AP", "Best", "Bpref", "CG", "DCG", "ERR", "F", "G", "Hits", "IDCG",
@@ -37,6 +47,7 @@ MEAN_AGGREGATED = {
     "Rndcg", "Rprec", "SetAP", "SetF", "SetP", "SetR", "SetRelP", "Share",
     "Success", "Unjudged", "Utility", "binG", "infAP", "nDCG", "nDCGRel", "yaap",
 }  # fmt: skip
+MEAN_AGGREGATED |= PREFS_SHARES
 
 #: Direction: lower is better only where a higher value means more unknown
 #: (Share and RelShare describe a slice; their "higher" is nominal)
@@ -52,10 +63,12 @@ IN_UNIT_INTERVAL = {
     "SetR", "SetRelP", "Share", "Success", "Unjudged", "binG", "gmAP", "gmBpref",
     "infAP", "nDCG", "nDCGRel",
 }  # fmt: skip
+IN_UNIT_INTERVAL |= PREFS_SHARES
 NON_NEGATIVE = {
     "DCG", "G", "Hits", "IDCG", "NumNonRelJudgedRet", "NumQ", "NumRel", "NumRelRet",
     "NumRet", "Rndcg",
 }  # fmt: skip
+NON_NEGATIVE |= PREFS_COUNTS
 #: CG: negative gain maps; Utility: costs; yaap: log ratios
 UNBOUNDED = {"CG", "Utility", "yaap"}
 
@@ -71,6 +84,8 @@ ZERO_WITHOUT_RELEVANT = {
     "SetF", "SetP", "SetR", "SetRelP", "Success", "binG", "gmAP", "gmBpref",
     "infAP", "nDCG", "nDCGRel", "yaap",
 }  # fmt: skip
+#: with one grade for every judged document there is no preference
+ZERO_WITHOUT_RELEVANT |= PREFS_COUNTS | PREFS_SHARES
 DEPENDS_WITHOUT_RELEVANT = {
     "Judged", "NumNonRelJudgedRet", "NumQ", "NumRel", "NumRelRet", "NumRet",
     "RBPResidual", "Share", "Unjudged", "Utility",
@@ -99,9 +114,19 @@ def spec_of(name: str, **params: Any) -> str:
 
 
 def evaluate(case: Case, metrics: list[str]) -> pl.DataFrame:
+    """Score a case: the preference measures on its qrels read as preferences."""
+    prefs = [m for m in metrics if parse_metric(m).name in PREFERENCE_MEASURES]
+    others = [m for m in metrics if m not in prefs]
+    frames = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IrevalWarning)
-        return ie.evaluate(case.run_frame(), case.qrels_frame(), metrics)
+        if others:
+            frames.append(ie.evaluate(case.run_frame(), case.qrels_frame(), others))
+        if prefs:
+            frames.append(
+                ie.evaluate_prefs(case.run_frame(), case.qrels_frame(), prefs)
+            )
+    return pl.concat(frames)
 
 
 # --- the sets are complete, disjoint, and what the registry says ------------------------

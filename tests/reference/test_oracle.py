@@ -28,6 +28,7 @@ import ireval_df as ie
 from ireval_df.errors import IrevalWarning
 from ireval_df.measures import REGISTRY, Metric, parse_metric
 from ireval_df.measures.spec import build_metric
+from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
 
 RTOL = 1e-9
 ATOL = 1e-12
@@ -94,7 +95,9 @@ def _grid() -> list[Metric]:
     """Every registered metric x cutoffs x rel x judged_only x its variants."""
     grid: list[Metric] = []
     for name, info in REGISTRY.items():
-        if info.family != "offline":
+        # preference measures read preference judgments, not qrels: their
+        # reference is trec_eval itself (test_prefs_trec_eval.py)
+        if info.family != "offline" or name in PREFERENCE_MEASURES:
             continue
         if info.cutoff_type is float:
             ks: tuple[Any, ...] = LEVELS

@@ -26,6 +26,7 @@ from strategies import Case, batches, cases
 import ireval_df as ie
 from ireval_df.errors import IrevalWarning
 from ireval_df.measures.spec import build_metric
+from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
 
 if TYPE_CHECKING:
     from ireval_df.measures import Metric
@@ -179,6 +180,13 @@ NO_REFERENCE: dict[str, str] = {
     "IPrec / 11pt (compat=10)": "lround is 10.0; 9.x uses +0.9 (SPEC.md 9)",
     "Utility(params)": "pytrec_eval-terrier splits 'utility.2,-1,0,0' at the commas",
 }
+NO_REFERENCE.update(
+    dict.fromkeys(
+        PREFERENCE_MEASURES,
+        "pytrec_eval-terrier has no prefs_* measure (it reads qrels only); "
+        "checked against the trec_eval 10.0 binary in test_prefs_trec_eval.py",
+    )
+)
 
 
 def pytrec_values(

@@ -15,6 +15,7 @@ from ireval_df.offline.metrics import (  # noqa: F401  (imported to register the
     judged,
     ndcg,
     precision,
+    prefs,
     rbp,
     recall,
     rr,

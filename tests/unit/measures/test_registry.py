@@ -21,9 +21,14 @@ import ireval_df as ie
 from ireval_df.errors import MetricSpecError
 from ireval_df.measures import REGISTRY, Metric, parse_metric
 from ireval_df.measures.spec import build_metric
+from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
+from ireval_df.trec_eval._measures import _PREFS_METRICS
 
 #: the offline metrics: the oracle and the pytrec_eval references cover them
 NAMES = sorted(n for n, info in REGISTRY.items() if info.family == "offline")
+#: those scored over one ranked list and qrels, which the oracle grid covers;
+#: the preference measures have trec_eval itself (test_prefs_trec_eval.py)
+RANKED = [n for n in NAMES if n not in PREFERENCE_MEASURES]
 
 
 def _with_cutoff(spelling: str, name: str) -> str:
@@ -43,7 +48,7 @@ def test_metric_has_a_docstring_example(name: str) -> None:
     assert REGISTRY[name].summary, f"{name}: no one-line summary"
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", RANKED)
 def test_metric_is_in_the_oracle_grid(name: str) -> None:
     assert name in oracle.ORACLE, (
         f"{name}: no oracle function in tests/reference/oracle.py"
@@ -65,7 +70,11 @@ def test_metric_has_a_reference_or_a_reason(name: str) -> None:
 
 
 def test_oracle_lists_only_registered_metrics() -> None:
-    assert set(oracle.ORACLE) == set(NAMES)
+    assert set(oracle.ORACLE) == set(RANKED)
+
+
+def test_every_preference_measure_is_checked_against_trec_eval() -> None:
+    assert set(_PREFS_METRICS.values()) == PREFERENCE_MEASURES
 
 
 def test_no_reference_reasons_are_sentences() -> None:
