@@ -36,6 +36,9 @@ MEAN_AGGREGATED = {
     "IPrec", "Judged", "P", "R", "RBP", "RBPResidual", "RR", "RelP", "RelShare",
     "Rndcg", "Rprec", "SetAP", "SetF", "SetP", "SetR", "SetRelP", "Share",
     "Success", "Unjudged", "Utility", "binG", "infAP", "nDCG", "nDCGRel", "yaap",
+    # diversity (ndeval)
+    "AP_IA", "ERR_IA", "NRBP", "P_IA", "StRecall", "alpha_DCG", "alpha_nDCG",
+    "nDCG_IA", "nERR_IA",
 }  # fmt: skip
 
 #: Direction: lower is better only where a higher value means more unknown
@@ -51,6 +54,8 @@ IN_UNIT_INTERVAL = {
     "RBPResidual", "RR", "RelP", "RelShare", "Rprec", "SetAP", "SetF", "SetP",
     "SetR", "SetRelP", "Share", "Success", "Unjudged", "binG", "gmAP", "gmBpref",
     "infAP", "nDCG", "nDCGRel",
+    "AP_IA", "ERR_IA", "NRBP", "P_IA", "StRecall", "alpha_DCG", "alpha_nDCG",
+    "nDCG_IA", "nERR_IA",
 }  # fmt: skip
 NON_NEGATIVE = {
     "DCG", "G", "Hits", "IDCG", "NumNonRelJudgedRet", "NumQ", "NumRel", "NumRelRet",
@@ -70,6 +75,8 @@ ZERO_WITHOUT_RELEVANT = {
     "IPrec", "P", "R", "RBP", "RR", "RelP", "RelShare", "Rndcg", "Rprec", "SetAP",
     "SetF", "SetP", "SetR", "SetRelP", "Success", "binG", "gmAP", "gmBpref",
     "infAP", "nDCG", "nDCGRel", "yaap",
+    "AP_IA", "ERR_IA", "NRBP", "P_IA", "StRecall", "alpha_DCG", "alpha_nDCG",
+    "nDCG_IA", "nERR_IA",
 }  # fmt: skip
 DEPENDS_WITHOUT_RELEVANT = {
     "Judged", "NumNonRelJudgedRet", "NumQ", "NumRel", "NumRelRet", "NumRet",
@@ -99,9 +106,11 @@ def spec_of(name: str, **params: Any) -> str:
 
 
 def evaluate(case: Case, metrics: list[str]) -> pl.DataFrame:
+    # qrels judged per intent, for the diversity measures (the others see
+    # each document's highest grade over its intents: its grade in the case)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IrevalWarning)
-        return ie.evaluate(case.run_frame(), case.qrels_frame(), metrics)
+        return ie.evaluate(case.run_frame(), case.intent_qrels_frame(), metrics)
 
 
 # --- the sets are complete, disjoint, and what the registry says ------------------------
