@@ -156,7 +156,8 @@ def alpha_ndcg(m: Metric) -> Plan:
     document of highest novelty gain, ties to the highest ``doc_id``; the
     best ranking is NP-hard to find). Clarke et al. (SIGIR 2008); ndeval's
     ``alpha-nDCG@k``. Grades are binary at ``rel``; ``alpha`` is ndeval's
-    ``-alpha`` (default 0.5).
+    ``-alpha`` (default 0.5). ``G(r)``, the novelty gain at rank r, and
+    the rest of the notation: [diversity.md](diversity.md).
 
     Examples
     --------
@@ -197,6 +198,8 @@ def alpha_dcg(m: Metric) -> Plan:
     second rank on), so its ``alpha-DCG@1`` is ``G(1)``, up to M; here it is
     ``G(1) / M``, as the definition says at every other k.
 
+    Notation (G, M, J): [diversity.md](diversity.md).
+
     Examples
     --------
     Ranking b, a of the alpha_nDCG example (M = 2):
@@ -234,6 +237,8 @@ def err_ia(m: Metric) -> Plan:
     ndeval leaves rank 1 out of that normalisation, so its ``ERR-IA@1`` is
     ``G(1)``; here it is ``G(1) / M``.
 
+    Notation (G, M, J): [diversity.md](diversity.md).
+
     Examples
     --------
     Ranking b, a of the alpha_nDCG example (M = 2):
@@ -265,6 +270,8 @@ def nerr_ia(m: Metric) -> Plan:
     ``sum_{r <= k} G(r) / r`` over the same sum for ndeval's greedy ideal
     ranking (see ``alpha_nDCG``): ndeval's collection-dependent
     normalisation, ``nERR-IA@k``.
+
+    Notation (G, M, J): [diversity.md](diversity.md).
 
     Examples
     --------
@@ -299,6 +306,8 @@ def nrbp(m: Metric) -> Plan:
     ranking relevant to every intent at every rank of an endless list
     scores 1; ndeval's ``NRBP``.
 
+    Notation (G, M, J): [diversity.md](diversity.md).
+
     Examples
     --------
     Ranking b, a of the alpha_nDCG example:
@@ -331,6 +340,8 @@ def ap_ia(m: Metric) -> Plan:
     number of documents relevant to it (Agrawal et al., WSDM 2009, with
     equal intent weights); ndeval's ``MAP-IA``.
 
+    Notation (G, M, J): [diversity.md](diversity.md).
+
     Examples
     --------
     Ranking b, a of the alpha_nDCG example: AP_x = (1 + 1) / 2, AP_y = 1/2.
@@ -362,6 +373,8 @@ def p_ia(m: Metric) -> Plan:
     equal intent weights); the denominator is k even when fewer documents
     were retrieved, as for ``P``. ndeval's ``P-IA@k``.
 
+    Notation (G, M, J): [diversity.md](diversity.md).
+
     Examples
     --------
     Ranking b, a of the alpha_nDCG example: (1 + 2) / (2 * 2).
@@ -390,6 +403,8 @@ def subtopic_recall(m: Metric) -> Plan:
 
     ``|{i : J(d_r, i) for some r <= k}| / M`` (Zhai, Cohen & Lafferty,
     SIGIR 2003); ndeval's ``strec@k``.
+
+    Notation (G, M, J): [diversity.md](diversity.md).
 
     Examples
     --------
@@ -423,6 +438,8 @@ def ndcg_ia(m: Metric) -> Plan:
     ``nDCG``), and ``M'`` counts the intents with a positive grade. With a
     single intent it is ``nDCG@k``. ndeval does not compute it; ir_measures
     has no name for it.
+
+    Notation (G, M, J): [diversity.md](diversity.md).
 
     Examples
     --------
