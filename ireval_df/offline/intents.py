@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 
 from ireval_df.errors import SchemaError
@@ -62,8 +63,6 @@ STAGES = (
 #: Columns of a greedy ideal table: the position, and the novelty gain there
 IDEAL_RANK = "__ireval_grank"
 GAIN = "__ireval_ggain"
-_COUNT = "__ireval_gcount"
-_STEP = "__ireval_gstep"
 _JUDGMENT = ("query_id", "doc_id", "intent", "relevance")
 
 
@@ -129,8 +128,10 @@ def greedy_ideal(
     ``doc_id`` (byte order), as in ndeval. Documents without a relevant
     judgment add nothing and are left out.
 
-    Each step is one pass over every query's remaining judgments: a Python
-    loop over the ranks 1..``depth``, never over queries.
+    Each step is one pass (numpy, on integer codes) over every query's
+    remaining judgments: a Python loop over the ranks 1..``depth``, never
+    over queries. A document's gain is summed in intent order, so that the
+    same gains always tie.
 
     Parameters
     ----------
@@ -159,43 +160,62 @@ def greedy_ideal(
     >>> greedy_ideal(judged, 1, 0.5, 5).rows()
     [('q', 1, 2.0), ('q', 2, 0.5), ('q', 3, 0.25)]
     """
-    hits = judged.filter(pl.col("relevance") >= rel).select(
-        "query_id", "doc_id", "intent"
+    hits = (
+        judged.filter(pl.col("relevance") >= rel)
+        .select("query_id", "doc_id", "intent")
+        .sort("query_id", "doc_id", "intent")
     )
-    counts = (
-        hits.select("query_id", "intent")
-        .unique()
-        .with_columns(pl.lit(0, pl.Int64).alias(_COUNT))
+    empty = pl.DataFrame(
+        schema={"query_id": pl.String, IDEAL_RANK: pl.Int64, GAIN: pl.Float64}
     )
+    if hits.height == 0 or depth < 1:
+        return empty
+    # integer codes, in (query, doc_id) byte order: a document's code is
+    # higher than every code of its query's lower doc_ids
+    codes = hits.select(
+        pl.col("query_id").rle_id().alias("q"),
+        pl.struct("query_id", "doc_id").rle_id().alias("d"),
+        pl.struct("query_id", "intent").rank("dense").cast(pl.Int64).alias("i") - 1,
+    )
+    doc = codes["d"].to_numpy()
+    intent = codes["i"].to_numpy()
+    n_docs = int(doc[-1]) + 1
+    query_of_doc = np.zeros(n_docs, dtype=np.int64)
+    query_of_doc[doc] = codes["q"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, np.diff(query_of_doc) != 0])
+    queries = hits["query_id"].unique(maintain_order=True)
+    seen = np.zeros(int(intent.max()) + 1, dtype=np.int64)
+    left = np.ones(n_docs, dtype=bool)
+    positions = np.arange(n_docs)
     keep = 1.0 - alpha
     steps: list[pl.DataFrame] = []
-    ids = ["query_id", "doc_id"]
     for step in range(1, depth + 1):
-        if hits.height == 0:
+        # each row's share of its document's gain, summed in (doc, intent)
+        # order; placed documents drop out
+        share = np.where(left[doc], keep ** seen[intent], 0.0)
+        gain = np.where(left, np.bincount(doc, weights=share, minlength=n_docs), -1.0)
+        best_gain = np.maximum.reduceat(gain, starts)
+        tied = gain == best_gain[query_of_doc]  # query codes number the segments
+        best = np.maximum.reduceat(np.where(tied, positions, -1), starts)
+        found = best_gain >= 0.0
+        if not found.any():
             break
-        gains = (
-            hits.join(counts, on=["query_id", "intent"])
-            .sort("query_id", "doc_id", "intent")
-            .group_by(ids, maintain_order=True)
-            .agg(pl.lit(keep).pow(pl.col(_COUNT)).cum_sum().last().alias(GAIN))
-        )
-        best = gains.sort(
-            ["query_id", GAIN, "doc_id"], descending=[False, True, True]
-        ).unique("query_id", keep="first", maintain_order=True)
+        best, best_gain = best[found], best_gain[found]
         steps.append(
-            best.select("query_id", pl.lit(step, pl.Int64).alias(IDEAL_RANK), GAIN)
+            pl.DataFrame(
+                {
+                    "query_id": queries.gather(np.flatnonzero(found)),
+                    IDEAL_RANK: np.full(best.size, step, dtype=np.int64),
+                    GAIN: best_gain,
+                }
+            )
         )
-        placed = hits.join(best.select(ids), on=ids, how="semi")
-        hits = hits.join(best.select(ids), on=ids, how="anti")
-        counts = counts.join(
-            placed.select("query_id", "intent", pl.lit(1, pl.Int64).alias(_STEP)),
-            on=["query_id", "intent"],
-            how="left",
-        ).select("query_id", "intent", (pl.col(_COUNT) + pl.col(_STEP).fill_null(0)))
+        left[best] = False
+        placed = np.zeros(n_docs, dtype=bool)
+        placed[best] = True
+        seen[intent[placed[doc]]] += 1  # one document a query: no repeat
     if not steps:
-        return pl.DataFrame(
-            schema={"query_id": pl.String, IDEAL_RANK: pl.Int64, GAIN: pl.Float64}
-        )
+        return empty
     return pl.concat(steps).sort("query_id", IDEAL_RANK)
 
 
