@@ -49,6 +49,7 @@ __all__ = [
     "ideal_key",
     "intent_columns",
     "judgments",
+    "uses_intents",
 ]
 
 #: The engine stages this module runs
@@ -260,7 +261,7 @@ def intent_columns(
     if not any(stage.get(s) for s in STAGES):
         return IntentColumns(None, None)
     if INTENTS not in qrels.collect_schema().names():
-        users = [m for m in metrics if _uses_intents(m)]
+        users = [m for m in metrics if uses_intents(m)]
         raise _missing(users or metrics)
     judged = with_layers(judgments(qrels), stage.get("intent_qrels_row", []))
     per_intent = _aggregate(
@@ -294,7 +295,15 @@ def intent_columns(
     return IntentColumns(topics, rankings)
 
 
-def _uses_intents(metric: Metric) -> bool:
+def uses_intents(metric: Metric) -> bool:
+    """Tell whether ``metric`` reads judgments per intent (a diversity measure).
+
+    Examples
+    --------
+    >>> from ireval_df.measures import parse_metric
+    >>> uses_intents(parse_metric("alpha_nDCG@10")), uses_intents(parse_metric("AP"))
+    (True, False)
+    """
     return any(s in STAGES for s, _ in build_plan(metric).needs)
 
 

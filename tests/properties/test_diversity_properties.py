@@ -6,6 +6,8 @@
 * Intents are names: renaming them changes nothing, and neither does
   judging every document twice over, for an intent and its copy (every
   measure is a mean over intents, or a ratio whose two sides double).
+* Neither the order of the rows nor the kind of input (lazy, pandas)
+  changes a value (``test_properties.py`` checks the other measures so).
 
 Their ranges, direction, aggregation and value without a relevant
 document are in the property sets (``test_property_sets.py``).
@@ -18,7 +20,7 @@ import warnings
 import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import NO_SHRINK, Case, cases
+from strategies import NO_SHRINK, Case, cases, shuffled
 
 import ireval_df as ie
 from ireval_df.errors import IrevalWarning
@@ -106,3 +108,23 @@ def test_judging_every_intent_twice_changes_nothing(
     case, qrels = drawn
     doubled = pl.concat([qrels, qrels.with_columns(pl.col("intent") + "'")])
     same(values(case, qrels, DIVERSITY), values(case, doubled, DIVERSITY))
+
+
+@settings(phases=NO_SHRINK, max_examples=10)
+@given(judged_per_intent(), st.integers(0, 2**16))
+def test_row_order_and_input_kind_change_nothing(
+    drawn: tuple[Case, pl.DataFrame], seed: int
+) -> None:
+    case, qrels = drawn
+    run = case.run_frame()
+    want = values(case, qrels, DIVERSITY)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrevalWarning)
+        moved = ie.evaluate(shuffled(run, seed), shuffled(qrels, seed + 1), DIVERSITY)
+        lazy = ie.evaluate(run.lazy(), qrels.lazy(), DIVERSITY).collect()
+        pandas = pl.from_pandas(
+            ie.evaluate(run.to_pandas(), qrels.to_pandas(), DIVERSITY)
+        )
+    same(want, moved)
+    same(want, lazy)
+    same(want, pandas)
