@@ -27,7 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
 from ireval_df.errors import SchemaError
@@ -161,6 +160,8 @@ def greedy_ideal(
     >>> greedy_ideal(judged, 1, 0.5, 5).rows()
     [('q', 1, 2.0), ('q', 2, 0.5), ('q', 3, 0.25)]
     """
+    import numpy as np  # only here: importing the package loads no numpy
+
     hits = (
         judged.filter(pl.col("relevance") >= rel)
         .select("query_id", "doc_id", "intent")
