@@ -91,6 +91,42 @@ class Case:
     def run_ids(self) -> list[str]:
         return list(self.runs)
 
+    def intents(self) -> dict[str, dict[str, dict[str, int]]]:
+        """The judgments split by intent: ``intents[query][doc][intent] = grade``.
+
+        Every document is judged for intent ``x`` with its grade, and about
+        half of them (by their id) also for ``y``, one grade lower when
+        positive: each document's highest grade over its intents is its
+        grade in ``qrels``, so every other measure sees the same judgments.
+        """
+        out: dict[str, dict[str, dict[str, int]]] = {}
+        for query, docs in self.qrels.items():
+            for doc, grade in docs.items():
+                split = {"x": grade}
+                if sum(doc.encode()) % 2:
+                    split["y"] = grade - 1 if grade > 0 else grade
+                out.setdefault(query, {})[doc] = split
+        return out
+
+    def intent_qrels_frame(self) -> pl.DataFrame:
+        """:meth:`intents` as a qrels frame with an ``intent`` column."""
+        rows = [
+            (q, d, g, i)
+            for q, docs in self.intents().items()
+            for d, split in docs.items()
+            for i, g in split.items()
+        ]
+        return pl.DataFrame(
+            rows,
+            schema={
+                "query_id": pl.String,
+                "doc_id": pl.String,
+                "relevance": pl.Int32,
+                "intent": pl.String,
+            },
+            orient="row",
+        )
+
     def emptied_by_judged_only(self, depth: int | None = None) -> set[tuple[str, str]]:
         """(run, query) pairs whose top ``depth`` judged_only leaves empty.
 

@@ -61,6 +61,7 @@ def test_no_machine_paths_in_tracked_text():
         "docs/interleaving.md",
         "docs/propensities.md",
         "docs/plots.md",
+        "docs/diversity.md",
     ],
 )
 def test_python_examples_run(page, tmp_path, monkeypatch):

@@ -38,6 +38,14 @@ def register(sub: Any) -> None:
         "--per-query", action="store_true", help="one row per query, not means"
     )
     ev.add_argument(
+        "--qrels-intents",
+        action="store_true",
+        help="read TREC qrels as diversity qrels, 'qid subtopic docno relevance': "
+        "the second field is the intent (subtopic), as ndeval reads it, for the "
+        "diversity measures (alpha_nDCG, ERR_IA, ...); a table's 'intent' column "
+        "is read without it",
+    )
+    ev.add_argument(
         "--missing",
         choices=("zero", "skip", "error"),
         help="qrels queries a run did not answer (default: zero; skip with --compat 9)",
@@ -109,9 +117,12 @@ def run(args: argparse.Namespace) -> int:
     by = slices_of(args)
     metrics = args.metric or list(DEFAULT_METRICS)
     runs = args.run if len(args.run) > 1 else args.run[0]
+    qrels = (
+        ie.read_qrels(args.qrels, intents=True) if args.qrels_intents else args.qrels
+    )
     per_query = ie.evaluate(
         runs,
-        args.qrels,
+        qrels,
         metrics,
         queries=args.queries,
         missing=args.missing,

@@ -99,6 +99,14 @@ _QRELS = _Layout(
     exact=True,
     spelled="qid iter docno relevance",
 )
+#: TREC diversity qrels (ndeval's input): the second field names the intent
+#: (subtopic) the line judges, where other qrels have an ignored iteration
+_QRELS_INTENTS = _Layout(
+    "qrels",
+    ("query_id", "intent", "doc_id", "relevance"),
+    exact=True,
+    spelled="qid subtopic docno relevance",
+)
 
 
 def read_trec_run(path: PathLike, *, rank: bool = True) -> pl.DataFrame:
@@ -146,7 +154,9 @@ def read_trec_run(path: PathLike, *, rank: bool = True) -> pl.DataFrame:
     return _read(path, _RUN, rank=rank)
 
 
-def read_trec_qrels(path: PathLike, *, lenient: bool = False) -> pl.DataFrame:
+def read_trec_qrels(
+    path: PathLike, *, lenient: bool = False, intents: bool = False
+) -> pl.DataFrame:
     r"""Read a TREC qrels file (``qid iter docno relevance`` per line).
 
     Parameters
@@ -158,13 +168,17 @@ def read_trec_qrels(path: PathLike, *, lenient: bool = False) -> pl.DataFrame:
         Read grades as Float64 and keep fractional ones (``1.7``), for
         :func:`ireval_df.validate` to report; text that is not a finite
         number is still an error.
+    intents : bool, default False
+        Read the second field as the intent (subtopic) the line judges, as
+        ndeval reads TREC diversity qrels (``qid subtopic docno relevance``),
+        rather than ignore it as trec_eval does.
 
     Returns
     -------
     polars.DataFrame
         ``query_id``, ``doc_id`` (String), ``relevance`` (Int32; Float64 when
-        ``lenient``), in file order. Negative grades are kept: they mean
-        "pooled, not judged".
+        ``lenient``), in file order; with ``intents``, ``intent`` (String)
+        after them. Negative grades are kept: they mean "pooled, not judged".
 
     Raises
     ------
@@ -178,8 +192,10 @@ def read_trec_qrels(path: PathLike, *, lenient: bool = False) -> pl.DataFrame:
     >>> _ = path.write_text("# judged by NIST\n301 0 FR940104-0-00001 2\n")
     >>> read_trec_qrels(path).rows()
     [('301', 'FR940104-0-00001', 2)]
+    >>> read_trec_qrels(path, intents=True).rows()
+    [('301', 'FR940104-0-00001', 2, '0')]
     """
-    return _read(path, _QRELS, lenient=lenient)
+    return _read(path, _QRELS_INTENTS if intents else _QRELS, lenient=lenient)
 
 
 def read_trec_queries(path: PathLike) -> pl.DataFrame:
@@ -482,7 +498,8 @@ def _finish(
             "run_id",
         )
     grade = pl.Float64 if lenient else pl.Int32
-    return frame.select("query_id", "doc_id", pl.col("relevance").cast(grade))
+    intent = ["intent"] if "intent" in layout.fields else []
+    return frame.select("query_id", "doc_id", pl.col("relevance").cast(grade), *intent)
 
 
 def _more(error: FormatError, others: int, adjective: str) -> FormatError:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
+from ireval_df.offline.intents import intent_columns
 from ireval_df.offline.metrics import shared
 from ireval_df.offline.plan import KEYS, N_RET, RANKING, Def, Needs, build_plan
 
@@ -620,6 +621,15 @@ def _variant(
             how="left",
         )
     rows = _with_layers(rows, stage.get("row", []))
+    # qrels judged per intent (diversity measures): per-query and per-ranking
+    # columns of their own stages (ireval_df.offline.intents)
+    intents = intent_columns(labelled, rows, stage, metrics, _with_layers, _layers)
+    if intents.topics is not None:
+        topic_defs = stage.get("intent_topic", []) + stage.get("intent_ideal", [])
+        qstats = qstats.join(intents.topics, on="query_id", how="left").with_columns(
+            pl.col(d.name).fill_null(d.fill) for d in topic_defs if d.fill is not None
+        )
+    intent_aggs = stage.get("intent_agg", [])
 
     # 3. one aggregation for all metrics, onto every ranking of the run: a
     # ranking without rows (no judged document, or judged_only emptied it)
@@ -628,6 +638,10 @@ def _variant(
     agg = rows.group_by(RANKING).agg(
         [pl.len().alias(PRESENT)] + [d.expr.alias(d.name) for d in agg_defs]
     )
+    if intents.rankings is not None:
+        agg = agg.join(intents.rankings, on=RANKING, how="left").with_columns(
+            pl.col(d.name).fill_null(d.fill) for d in intent_aggs if d.fill is not None
+        )
     agg = sizes.join(agg, on=RANKING, how="left").drop(RANKING)
     if judged_only:
         agg = agg.with_columns(pl.col(PRESENT).fill_null(0).cast(pl.Int64).alias(N_RET))
@@ -641,7 +655,7 @@ def _variant(
     empty = pl.col(PRESENT).is_null()
     fills = [
         pl.when(empty).then(pl.lit(d.fill)).otherwise(pl.col(d.name)).alias(d.name)
-        for d in agg_defs
+        for d in [*agg_defs, *intent_aggs]
         if d.fill is not None
     ]
     per_query = per_query.with_columns(

@@ -40,9 +40,11 @@ from ireval_df.offline.engine import (
     may_repeat,
     per_query_wide,
 )
+from ireval_df.offline.intents import attach
 from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
 from ireval_df.offline.plan import KEYS
-from ireval_df.schema.coerce import as_qrels, as_queries, as_run
+from ireval_df.schema.coerce import as_queries, as_run
+from ireval_df.schema.intents import read_judgments
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -394,7 +396,7 @@ def _evaluate_buckets(
         in_memory=one,
         scratch=folder,
     )
-    qrels_lf = as_qrels(qrels, in_memory=one)
+    qrels_lf = _judged(qrels, in_memory=one)
     computed = specs
     if compat == "9":  # trec_eval 9.x stored scores as float32
         run_lf = run_lf.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
@@ -459,6 +461,18 @@ def _evaluate_buckets(
         value=pl.concat_list([str(m) for m in computed]),
     ).explode("metric", "value")
     return long, stats, dropped
+
+
+def _judged(qrels: Any, *, in_memory: bool) -> pl.LazyFrame:
+    """Read the qrels: one grade per document, and its intent judgments if any.
+
+    Qrels with an intent column (diversity qrels) give each document its
+    highest grade over its intents, for every measure, and keep its
+    ``{intent, relevance}`` judgments beside it, for the diversity measures
+    (:func:`ireval_df.offline.intents.attach`).
+    """
+    judged = read_judgments(qrels, in_memory=in_memory)
+    return attach(judged.qrels, judged.intents)
 
 
 def _as_trec_eval_9(metric: Metric) -> Metric:

@@ -25,6 +25,30 @@ metrics of a call:
 ``value``
     the final per-query expression over agg and qrels columns.
 
+The diversity measures read qrels with intents (:data:`INTENTS`) through
+stages of their own, run only when a metric declares one:
+
+``intent_qrels_row``
+    columns on intent judgment rows (``query_id, doc_id, intent,
+    relevance``); windows run ``over("query_id", "intent")``.
+``intent_qrels``
+    one ``group_by("query_id", "intent").agg`` over them: per intent.
+``intent_topic``
+    one ``group_by("query_id").agg`` over the per-intent columns; joined
+    onto the ``qrels`` columns.
+``intent_ideal``
+    a greedy ideal ranking of each query's documents (table ``table``,
+    ``"rel:alpha"``: :func:`ireval_df.offline.metrics.diversity.greedy_ideal`),
+    ``query_id, __ireval_grank, __ireval_ggain``, aggregated per query
+    (``group_by("query_id").agg``) and joined onto the ``qrels`` columns.
+``intent_row``
+    columns on ranked intent rows (``RANKING, query_id, doc_id, rank,
+    intent, relevance`` and the per-intent columns): a judged document of
+    a ranking once per intent it is judged for; windows per ranking and
+    intent use :func:`per_intent`.
+``intent_agg``
+    one ``group_by`` of the ranked intent rows by ranking, beside ``agg``.
+
 Intermediates that several metrics share are declared with :func:`define`
 under a name that encodes their parameters, so each is computed once per
 call. There is no global table of them: :func:`build_plan` runs a metric's
@@ -52,6 +76,7 @@ T = TypeVar("T")
 
 __all__ = [
     "KEYS",
+    "INTENTS",
     "N_RET",
     "RANKING",
     "Def",
@@ -61,11 +86,24 @@ __all__ = [
     "build_plan",
     "define",
     "ordered_sum",
+    "per_intent",
     "per_ranking",
     "register",
 ]
 
-Stage = Literal["qrels_row", "qrels", "ideal", "row", "agg"]
+Stage = Literal[
+    "qrels_row",
+    "qrels",
+    "ideal",
+    "row",
+    "agg",
+    "intent_qrels_row",
+    "intent_qrels",
+    "intent_topic",
+    "intent_ideal",
+    "intent_row",
+    "intent_agg",
+]
 
 #: The columns that identify one ranking.
 KEYS = ("run_id", "query_id")
@@ -76,6 +114,10 @@ RANKING = "__ireval_ranking"
 #: Per-query column the engine provides: the number of documents in the
 #: ranking (after ``depth`` and ``judged_only``).
 N_RET = "__ireval_nret"
+
+#: Column of the qrels that carries a document's intent judgments, when the
+#: qrels have intents: a list of ``{intent, relevance}`` structs
+INTENTS = "__ireval_intents"
 
 
 @dataclass(frozen=True)
@@ -153,7 +195,19 @@ class Needs(Mapping[tuple[str, str], Def]):
 
     def by_name(self) -> dict[str, Def]:
         """Every definition by name (a name used in two stages: the later stage)."""
-        order = {"qrels_row": 0, "qrels": 1, "ideal": 2, "row": 3, "agg": 4}
+        order = {
+            "qrels_row": 0,
+            "qrels": 1,
+            "ideal": 2,
+            "row": 3,
+            "agg": 4,
+            "intent_qrels_row": 5,
+            "intent_qrels": 6,
+            "intent_topic": 7,
+            "intent_ideal": 8,
+            "intent_row": 9,
+            "intent_agg": 10,
+        }
         out: dict[str, Def] = {}
         for d in sorted(self._defs.values(), key=lambda d: order[d.stage]):
             out[d.name] = d
@@ -224,6 +278,19 @@ def per_ranking(expr: pl.Expr) -> pl.Expr:
     [11, 10, 111]
     """
     return expr.over(RANKING, order_by="rank")
+
+
+def per_intent(expr: pl.Expr) -> pl.Expr:
+    """Evaluate ``expr`` within each ranking and intent, in rank order.
+
+    Examples
+    --------
+    >>> rows = pl.DataFrame({RANKING: [7] * 3, "intent": ["x", "y", "x"],
+    ...                      "rank": [2, 1, 1], "x": [1, 10, 100]})
+    >>> rows.select(per_intent(pl.col("x").cum_sum())).to_series().to_list()
+    [101, 10, 100]
+    """
+    return expr.over([RANKING, "intent"], order_by="rank")
 
 
 def ordered_sum(

@@ -27,6 +27,9 @@ Modules, each with one job, each importing only those listed before it:
 ``lenient``
     :func:`~ireval_df.schema.lenient.as_lenient`, for
     :func:`ireval_df.validate`.
+``intents``
+    Qrels judged per intent (subtopic): the canonical qrels and the intent
+    rows beside them (:func:`~ireval_df.schema.intents.read_judgments`).
 ``read``
     The public readers (:func:`read_run` ...).
 """

@@ -463,7 +463,9 @@ def duplicate_judgments(label: str, source: Mapping[str, str]) -> Check:
             f"(query_id, doc_id) needs one grade (trec_eval rejects such "
             f"qrels: 'duplicate docs').\n  Hint: keep one grade per document "
             f"first, e.g. qrels.unique({ids!r}, keep='last') or "
-            f"qrels.group_by({ids[0]!r}, {ids[1]!r}).agg(pl.col({grade!r}).max())."
+            f"qrels.group_by({ids[0]!r}, {ids[1]!r}).agg(pl.col({grade!r}).max()); "
+            f"diversity qrels, a line per subtopic, are read with "
+            f"read_qrels(path, intents=True) (ireval-df evaluate --qrels-intents)."
         )
 
     return Check(

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ireval_df.errors import OptionError, SchemaError
 from ireval_df.schema.coerce import as_docs, as_qrels, as_queries, as_run
+from ireval_df.schema.intents import INTENT_COLUMNS, read_judgments
+from ireval_df.schema.sources import label_of
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -109,7 +112,10 @@ def scan_run(
 
 
 def read_qrels(
-    source: QrelsLike, *, columns: Mapping[str, str] | None = None
+    source: QrelsLike,
+    *,
+    columns: Mapping[str, str] | None = None,
+    intents: bool = False,
 ) -> pl.DataFrame:
     r"""Read relevance judgements into a canonical DataFrame.
 
@@ -122,12 +128,20 @@ def read_qrels(
         pyarrow table; ``{query_id: {doc_id: relevance}}``.
     columns : mapping of str to str, optional
         Source name to canonical name, e.g. ``{"grade": "relevance"}``.
+    intents : bool, default False
+        Read judgments per intent (subtopic), for the diversity measures:
+        TREC text as diversity qrels, ``qid subtopic docno relevance`` (the
+        second field is the intent, as ndeval reads it; trec_eval ignores
+        it), a table by its ``intent`` (or ``subtopic``) column. One row per
+        document and intent; ``evaluate`` takes the result as qrels. Not
+        with ``columns`` (rename the table's columns first).
 
     Returns
     -------
     polars.DataFrame
         ``query_id``, ``doc_id`` (String), ``relevance`` (Int32); negative
-        grades are kept (trec_eval: "pooled, not judged").
+        grades are kept (trec_eval: "pooled, not judged"). With ``intents``,
+        ``intent`` (String) after them.
 
     Raises
     ------
@@ -135,9 +149,13 @@ def read_qrels(
         The file cannot be read (e.g. ``1.7`` as a grade in TREC text); the
         message names the file and line.
     SchemaError
-        A needed column is missing.
+        A needed column is missing; with ``intents``, a table without an
+        intent column.
     DataError
-        Null ids or grades, fractional grades.
+        Null ids or grades, fractional grades; a document judged twice for
+        one query (with ``intents``: for one intent of a query).
+    OptionError
+        ``intents`` with ``columns``.
 
     See Also
     --------
@@ -149,8 +167,33 @@ def read_qrels(
     >>> _ = path.write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\n")
     >>> read_qrels(path).rows()
     [('q1', 'd1', 2)]
+
+    TREC diversity qrels, the intent in the second field:
+
+    >>> path = getfixture("tmp_path") / "qrels.diversity.txt"
+    >>> _ = path.write_text("51 1 clueweb-a 1\n51 2 clueweb-a 0\n51 2 clueweb-b 1\n")
+    >>> read_qrels(path, intents=True).rows()
+    [('51', 'clueweb-a', 1, '1'), ('51', 'clueweb-a', 0, '2'), ('51', 'clueweb-b', 1, '2')]
     """
-    return as_qrels(source, columns=columns).collect()
+    if not intents:
+        return as_qrels(source, columns=columns).collect()
+    if columns is not None:
+        msg = (
+            "read_qrels(intents=True) takes no columns=.\n  Hint: rename the "
+            "table's columns first, e.g. qrels.rename({'grade': 'relevance'})."
+        )
+        raise OptionError(msg)
+    judged = read_judgments(source, intents=True)
+    if judged.intents is None:
+        label = label_of(source, "qrels")
+        msg = (
+            f"{label} has no intent column (one of {list(INTENT_COLUMNS)!r}), "
+            "which intents=True reads.\n  Hint: add one (a row per document and "
+            "intent), or read TREC diversity qrels, whose second field is the "
+            "intent."
+        )
+        raise SchemaError(msg)
+    return judged.intents.select("query_id", "doc_id", "relevance", "intent").collect()
 
 
 def scan_qrels(

@@ -93,7 +93,7 @@ def check_values(result: pl.DataFrame, case: Case | None = None) -> None:
 def test_every_metric_is_finite_and_bounded_on_valid_inputs(case: Case) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IrevalWarning)
-        result = evaluate(case.run_frame(), case.qrels_frame(), METRICS)
+        result = evaluate(case.run_frame(), case.intent_qrels_frame(), METRICS)
     check_values(result, case)
     assert set(result["metric"]) == set(METRICS)
 

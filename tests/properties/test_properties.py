@@ -25,6 +25,7 @@ from ireval_df.errors import IrevalWarning
 from ireval_df.measures import REGISTRY, Metric, parse_metric
 from ireval_df.measures.spec import build_metric
 from ireval_df.offline.engine import EngineOptions, find_rankings
+from ireval_df.offline.intents import uses_intents
 from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
 from ireval_df.offline.metrics.shared import full_sort
 
@@ -32,7 +33,9 @@ from ireval_df.offline.metrics.shared import full_sort
 def _prop_grid() -> list[Metric]:
     """A smaller grid for properties that evaluate several times per example:
     every metric, its first three variants, one cutoff (or none, or recall
-    level 0.5), both judged_only."""
+    level 0.5), both judged_only. The diversity measures need qrels judged
+    per intent, which these cases do not have: their bounds and invariances
+    are in test_diversity_properties.py and test_property_sets.py."""
     grid = []
     for name, info in REGISTRY.items():
         # preference measures read preference judgments (evaluate_prefs)
@@ -42,6 +45,8 @@ def _prop_grid() -> list[Metric]:
             k: Any = 0.5
         else:
             k = 10 if info.cutoff == "required" else None
+        if uses_intents(build_metric(name, {}, k)):
+            continue
         for variant in VARIANTS.get(name, [{}])[:3]:
             for judged_only in (False, True):
                 grid.append(
@@ -386,7 +391,9 @@ def test_spec_round_trip(metric: Metric) -> None:
 def test_each_metric_alone_equals_all_together(
     case: Case, picked: list[Metric]
 ) -> None:
-    run, qrels = case.run_frame(), case.qrels_frame()
+    # qrels judged per intent (the same grades per document), for the
+    # diversity measures GRID holds
+    run, qrels = case.run_frame(), case.intent_qrels_frame()
     together = as_dict(
         evaluate(run, qrels, PROP_GRID + [m for m in picked if m not in PROP_GRID])
     )

@@ -46,6 +46,9 @@ MEAN_AGGREGATED = {
     "IPrec", "Judged", "P", "R", "RBP", "RBPResidual", "RR", "RelP", "RelShare",
     "Rndcg", "Rprec", "SetAP", "SetF", "SetP", "SetR", "SetRelP", "Share",
     "Success", "Unjudged", "Utility", "binG", "infAP", "nDCG", "nDCGRel", "yaap",
+    # diversity (ndeval)
+    "AP_IA", "ERR_IA", "NRBP", "P_IA", "StRecall", "alpha_DCG", "alpha_nDCG",
+    "nDCG_IA", "nERR_IA",
 }  # fmt: skip
 MEAN_AGGREGATED |= PREFS_SHARES
 
@@ -62,6 +65,8 @@ IN_UNIT_INTERVAL = {
     "RBPResidual", "RR", "RelP", "RelShare", "Rprec", "SetAP", "SetF", "SetP",
     "SetR", "SetRelP", "Share", "Success", "Unjudged", "binG", "gmAP", "gmBpref",
     "infAP", "nDCG", "nDCGRel",
+    "AP_IA", "ERR_IA", "NRBP", "P_IA", "StRecall", "alpha_DCG", "alpha_nDCG",
+    "nDCG_IA", "nERR_IA",
 }  # fmt: skip
 IN_UNIT_INTERVAL |= PREFS_SHARES
 NON_NEGATIVE = {
@@ -83,6 +88,8 @@ ZERO_WITHOUT_RELEVANT = {
     "IPrec", "P", "R", "RBP", "RR", "RelP", "RelShare", "Rndcg", "Rprec", "SetAP",
     "SetF", "SetP", "SetR", "SetRelP", "Success", "binG", "gmAP", "gmBpref",
     "infAP", "nDCG", "nDCGRel", "yaap",
+    "AP_IA", "ERR_IA", "NRBP", "P_IA", "StRecall", "alpha_DCG", "alpha_nDCG",
+    "nDCG_IA", "nERR_IA",
 }  # fmt: skip
 #: with one grade for every judged document there is no preference
 ZERO_WITHOUT_RELEVANT |= PREFS_COUNTS | PREFS_SHARES
@@ -114,14 +121,21 @@ def spec_of(name: str, **params: Any) -> str:
 
 
 def evaluate(case: Case, metrics: list[str]) -> pl.DataFrame:
-    """Score a case: the preference measures on its qrels read as preferences."""
+    """Score a case: the preference measures on its qrels read as preferences.
+
+    The others on its qrels judged per intent, for the diversity measures
+    (the others see each document's highest grade over its intents: its
+    grade in the case).
+    """
     prefs = [m for m in metrics if parse_metric(m).name in PREFERENCE_MEASURES]
     others = [m for m in metrics if m not in prefs]
     frames = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IrevalWarning)
         if others:
-            frames.append(ie.evaluate(case.run_frame(), case.qrels_frame(), others))
+            frames.append(
+                ie.evaluate(case.run_frame(), case.intent_qrels_frame(), others)
+            )
         if prefs:
             frames.append(
                 ie.evaluate_prefs(case.run_frame(), case.qrels_frame(), prefs)

@@ -19,7 +19,7 @@ Conventions (SPEC.md 2.1):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -55,6 +55,10 @@ class Topic:
     labels: tuple[int, ...]  # labels of the ranked documents, rank 1 first
     grades: tuple[int, ...]  # every qrels grade of the query (negatives included)
     max_grade: int  # the highest label anywhere in the qrels (ERR's default gmax)
+    # with intents: each ranked document's {intent: grade} ({} when unjudged),
+    # and every judged document's, by doc_id
+    ranked_intents: tuple[Mapping[str, int], ...] = ()
+    intents: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 def topic(
@@ -64,15 +68,18 @@ def topic(
     max_grade: int,
     depth: int | None = None,
     judged_only: bool = False,
+    intents: Mapping[str, Mapping[str, int]] | None = None,
 ) -> Topic:
     """Rank, cut and label one query's retrieved documents."""
     order = ranking(docs or {})
     if depth is not None:
         order = order[:depth]
-    labels = [label(doc, judged) for doc in order]
     if judged_only:
-        labels = [x for x in labels if x >= 0]
-    return Topic(tuple(labels), tuple(judged.values()), max_grade)
+        order = [doc for doc in order if label(doc, judged) >= 0]
+    labels = [label(doc, judged) for doc in order]
+    split = intents or {}
+    ranked = tuple(split.get(doc, {}) for doc in order)
+    return Topic(tuple(labels), tuple(judged.values()), max_grade, ranked, split)
 
 
 # --- shared quantities --------------------------------------------------------
@@ -465,6 +472,156 @@ def m_unjudged(m: Metric, t: Topic) -> float:
 
 
 #: Registry name -> oracle function.
+
+# --- diversity (ndeval; Clarke et al. 2008, 2009; Agrawal et al. 2009) -----------
+
+
+def relevant_intents(t: Topic, rel: int) -> set[str]:
+    """The query's intents with a document graded at least ``rel``: M of them."""
+    return {i for grades in t.intents.values() for i, g in grades.items() if g >= rel}
+
+
+def novelty_gains(
+    ranked: Sequence[Mapping[str, int]], rel: int, alpha: float
+) -> list[float]:
+    """G(r) = sum_i J(d_r, i) (1 - alpha)^(relevant to i above r), rank by rank."""
+    seen: dict[str, int] = {}
+    out = []
+    for grades in ranked:
+        gain = 0.0
+        for intent in sorted(grades):
+            if grades[intent] >= rel:
+                gain += (1.0 - alpha) ** seen.get(intent, 0)
+                seen[intent] = seen.get(intent, 0) + 1
+        out.append(gain)
+    return out
+
+
+def greedy_gains(t: Topic, rel: int, alpha: float, k: int) -> list[float]:
+    """ndeval's ideal: at each rank the document of highest novelty gain
+    (ties: highest doc_id in bytes), until none relevant is left."""
+    left = {
+        doc: sorted(i for i, g in grades.items() if g >= rel)
+        for doc, grades in t.intents.items()
+    }
+    left = {doc: found for doc, found in left.items() if found}
+    seen: dict[str, int] = {}
+    out: list[float] = []
+    while left and len(out) < k:
+
+        def gain(doc: str) -> float:
+            return sum((1.0 - alpha) ** seen.get(i, 0) for i in left[doc])
+
+        best = max(left, key=lambda doc: (gain(doc), doc.encode()))
+        out.append(gain(best))
+        for intent in left.pop(best):
+            seen[intent] = seen.get(intent, 0) + 1
+    return out
+
+
+def discounted(gains: Sequence[float], k: int, by: str) -> float:
+    return sum(
+        g / (math.log2(r + 1) if by == "log2" else r)
+        for r, g in enumerate(gains[:k], start=1)
+    )
+
+
+def _diversity(m: Metric) -> tuple[int, float, int]:
+    assert m.k is not None
+    return m.rel, float(m.param("alpha")), int(m.k)
+
+
+def m_alpha_ndcg(m: Metric, t: Topic) -> float:
+    rel, alpha, k = _diversity(m)
+    gains = novelty_gains(t.ranked_intents, rel, alpha)
+    return div(
+        discounted(gains, k, "log2"),
+        discounted(greedy_gains(t, rel, alpha, k), k, "log2"),
+    )
+
+
+def m_nerr_ia(m: Metric, t: Topic) -> float:
+    rel, alpha, k = _diversity(m)
+    gains = novelty_gains(t.ranked_intents, rel, alpha)
+    return div(
+        discounted(gains, k, "rank"),
+        discounted(greedy_gains(t, rel, alpha, k), k, "rank"),
+    )
+
+
+def _ideal_ideal(alpha: float, k: int, by: str) -> float:
+    return discounted([(1.0 - alpha) ** r for r in range(k)], k, by)
+
+
+def m_alpha_dcg(m: Metric, t: Topic) -> float:
+    rel, alpha, k = _diversity(m)
+    n = len(relevant_intents(t, rel))
+    gains = novelty_gains(t.ranked_intents, rel, alpha)
+    return div(discounted(gains, k, "log2"), n * _ideal_ideal(alpha, k, "log2"))
+
+
+def m_err_ia(m: Metric, t: Topic) -> float:
+    rel, alpha, k = _diversity(m)
+    n = len(relevant_intents(t, rel))
+    gains = novelty_gains(t.ranked_intents, rel, alpha)
+    return div(discounted(gains, k, "rank"), n * _ideal_ideal(alpha, k, "rank"))
+
+
+def m_nrbp(m: Metric, t: Topic) -> float:
+    rel, alpha, beta = m.rel, float(m.param("alpha")), float(m.param("beta"))
+    n = len(relevant_intents(t, rel))
+    gains = novelty_gains(t.ranked_intents, rel, alpha)
+    total = sum(g * beta ** (r - 1) for r, g in enumerate(gains, start=1))
+    return div(total * (1.0 - (1.0 - alpha) * beta), n)
+
+
+def m_ap_ia(m: Metric, t: Topic) -> float:
+    rel = m.rel
+    found = relevant_intents(t, rel)
+    total = 0.0
+    for intent in found:
+        n_rel_i = sum(1 for g in t.intents.values() if g.get(intent, -9) >= rel)
+        hits, ap = 0, 0.0
+        for r, grades in enumerate(t.ranked_intents, start=1):
+            if grades.get(intent, -9) >= rel:
+                hits += 1
+                ap += hits / r
+        total += ap / n_rel_i
+    return div(total, len(found))
+
+
+def m_p_ia(m: Metric, t: Topic) -> float:
+    assert m.k is not None
+    rel, k = m.rel, int(m.k)
+    hits = sum(
+        1 for grades in t.ranked_intents[:k] for g in grades.values() if g >= rel
+    )
+    return div(hits, k * len(relevant_intents(t, rel)))
+
+
+def m_strecall(m: Metric, t: Topic) -> float:
+    assert m.k is not None
+    rel, k = m.rel, int(m.k)
+    covered = {
+        i for grades in t.ranked_intents[:k] for i, g in grades.items() if g >= rel
+    }
+    return div(len(covered), len(relevant_intents(t, rel)))
+
+
+def m_ndcg_ia(m: Metric, t: Topic) -> float:
+    assert m.k is not None
+    k = int(m.k)
+    graded = relevant_intents(t, 1)
+    total = 0.0
+    for intent in graded:
+        gains = [max(g.get(intent, 0), 0) for g in t.ranked_intents]
+        ideal = sorted(
+            (max(g.get(intent, 0), 0) for g in t.intents.values()), reverse=True
+        )
+        total += div(dcg_of(gains, k), dcg_of(ideal, k))
+    return div(total, len(graded))
+
+
 ORACLE: dict[str, Callable[[Any, Topic], float]] = {
     "P": m_p,
     "RelP": m_relp,
@@ -509,6 +666,15 @@ ORACLE: dict[str, Callable[[Any, Topic], float]] = {
     "11pt": m_11pt,
     "Judged": m_judged,
     "Unjudged": m_unjudged,
+    "alpha_nDCG": m_alpha_ndcg,
+    "alpha_DCG": m_alpha_dcg,
+    "ERR_IA": m_err_ia,
+    "nERR_IA": m_nerr_ia,
+    "NRBP": m_nrbp,
+    "AP_IA": m_ap_ia,
+    "P_IA": m_p_ia,
+    "StRecall": m_strecall,
+    "nDCG_IA": m_ndcg_ia,
 }
 
 
@@ -524,8 +690,13 @@ def evaluate(
     *,
     depth: int | None = None,
     missing: str = "zero",
+    intents: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None,
 ) -> dict[tuple[str, str, str], float]:
     """Every (run_id, query_id, metric) value, as ``evaluate`` should give it.
+
+    ``intents[query][doc][intent]`` are the judgments per intent the
+    diversity measures read (each document's grade in ``qrels`` is its
+    highest over them).
 
     ``missing="zero"``: every run x every qrels query, a query the run did not
     answer scored as an empty ranking with NaN turned into 0. ``"skip"``:
@@ -548,6 +719,7 @@ def evaluate(
                     max_grade=max_grade,
                     depth=depth,
                     judged_only=flag,
+                    intents=(intents or {}).get(query),
                 )
                 for flag in (False, True)
             }

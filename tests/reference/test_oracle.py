@@ -60,6 +60,11 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
         },
     ],
     "ERR": [{}, {"max_rel": 1}, {"max_rel": 2}, {"max_rel": 4}],
+    "alpha_nDCG": [{}, {"alpha": 0.2}, {"alpha": 1.0}],
+    "alpha_DCG": [{}, {"alpha": 0.2}],
+    "ERR_IA": [{}, {"alpha": 0.8}],
+    "nERR_IA": [{}, {"alpha": 0.2}],
+    "NRBP": [{}, {"alpha": 0.2, "beta": 0.9}, {"beta": 0.1}],
     "RBP": [
         {},
         {"p": 0.5},
@@ -137,7 +142,10 @@ def close(got: float | None, want: float) -> bool:
 def run_evaluate(case: Case, metrics: list[Metric], **options: Any) -> pl.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IrevalWarning)
-        return ie.evaluate(case.run_frame(), case.qrels_frame(), metrics, **options)
+        # qrels judged per intent, for the diversity measures: every other
+        # measure sees each document's highest grade, its grade in case.qrels
+        qrels = case.intent_qrels_frame()
+        return ie.evaluate(case.run_frame(), qrels, metrics, **options)
 
 
 def compare(
@@ -149,7 +157,14 @@ def compare(
 ) -> None:
     result = run_evaluate(case, metrics, depth=depth, missing=missing)
     got = {(r, q, m): v for r, q, m, v in result.iter_rows()}
-    want = oracle.evaluate(case.qrels, case.runs, metrics, depth=depth, missing=missing)
+    want = oracle.evaluate(
+        case.qrels,
+        case.runs,
+        metrics,
+        depth=depth,
+        missing=missing,
+        intents=case.intents(),
+    )
     assert set(got) == set(want), "result rows differ from the oracle's"
     mismatches: list[tuple[tuple[str, str, str], float | None, float]] = []
     for key, expected in want.items():

@@ -172,6 +172,22 @@ NO_REFERENCE: dict[str, str] = {
     "hand-derived slice tests",
     "RelShare": "no trec_eval measure (a document slice's share of the relevant "
     "documents); oracle and hand-derived slice tests",
+    **dict.fromkeys(
+        (
+            "alpha_nDCG",
+            "alpha_DCG",
+            "ERR_IA",
+            "nERR_IA",
+            "NRBP",
+            "AP_IA",
+            "P_IA",
+            "StRecall",
+        ),
+        "no trec_eval measure (ndeval's); checked against pyndeval and ir_measures "
+        "in test_pyndeval.py",
+    ),
+    "nDCG_IA": "no trec_eval or ndeval measure (the mean of per-intent nDCG); "
+    "oracle-checked, and equal to nDCG with one intent",
     # variants of referenced metrics
     "nDCG(dcg=exp-log2)": "trec_eval gains are linear; gdeval via ir_measures checks it",
     "nDCG(gains=...)": "pytrec_eval-terrier rejects gain-map parameters ('1=3,2=9')",

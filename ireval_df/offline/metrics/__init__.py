@@ -10,6 +10,7 @@ from ireval_df.offline.metrics import (  # noqa: F401  (imported to register the
     ap,
     bpref,
     counts,
+    diversity,
     err,
     iprec,
     judged,

@@ -29,8 +29,10 @@ from ireval_df.errors import DataError, IrevalError
 from ireval_df.measures import REGISTRY, parse_metric
 from ireval_df.offline import engine as _engine
 from ireval_df.offline.engine import EngineOptions, per_query_wide
+from ireval_df.offline.intents import attach
 from ireval_df.offline.metrics import shared
 from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
+from ireval_df.schema.intents import read_judgments
 
 DATA = Path(__file__).resolve().parents[3] / "data"
 
@@ -86,6 +88,17 @@ PARTIAL = [
     "P(judged_only=true)@5",
     "AP(judged_only=true)",
     "nDCG(judged_only=true)@10",
+    # diversity, on the same documents' judgments per intent
+    "alpha_nDCG@10",
+    "alpha_DCG@5",
+    "ERR_IA@10",
+    "nERR_IA@20",
+    "NRBP",
+    "AP_IA",
+    "P_IA@10",
+    "StRecall@10",
+    "nDCG_IA@10",
+    "alpha_nDCG(judged_only=true)@10",
 ]
 FULL = "G"  # registered full_sort: its presence makes the engine rank every row
 
@@ -94,8 +107,10 @@ def _frames() -> tuple[pl.LazyFrame, pl.LazyFrame]:
     run = pl.scan_parquet(DATA / "runs.parquet").select(
         "run_id", "query_id", "doc_id", "score"
     )
-    qrels = pl.scan_parquet(DATA / "qrels.parquet")
-    return run, qrels
+    # the judgments of qrels.parquet, split by intent (each document's grade
+    # is its highest over its intents), for the diversity measures
+    judged = read_judgments(DATA / "qrels_intents.tsv")
+    return run, attach(judged.qrels, judged.intents)
 
 
 def test_every_registered_metric_is_covered() -> None:
