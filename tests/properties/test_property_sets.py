@@ -36,6 +36,7 @@ MEAN_AGGREGATED = {
     "IPrec", "Judged", "P", "R", "RBP", "RBPResidual", "RR", "RelP", "RelShare",
     "Rndcg", "Rprec", "SetAP", "SetF", "SetP", "SetR", "SetRelP", "Share",
     "Success", "Unjudged", "Utility", "binG", "infAP", "nDCG", "nDCGRel", "yaap",
+    "BPM", "Compat", "INSQ", "INST", "NERR8", "NERR9", "NERR10", "NERR11", "SDCG",
 }  # fmt: skip
 
 #: Direction: lower is better only where a higher value means more unknown
@@ -51,6 +52,7 @@ IN_UNIT_INTERVAL = {
     "RBPResidual", "RR", "RelP", "RelShare", "Rprec", "SetAP", "SetF", "SetP",
     "SetR", "SetRelP", "Share", "Success", "Unjudged", "binG", "gmAP", "gmBpref",
     "infAP", "nDCG", "nDCGRel",
+    "BPM", "Compat", "INSQ", "INST", "NERR8", "NERR9", "NERR10", "NERR11", "SDCG",
 }  # fmt: skip
 NON_NEGATIVE = {
     "DCG", "G", "Hits", "IDCG", "NumNonRelJudgedRet", "NumQ", "NumRel", "NumRelRet",
@@ -60,7 +62,7 @@ NON_NEGATIVE = {
 UNBOUNDED = {"CG", "Utility", "yaap"}
 
 #: Need the rank of every retrieved document, not only of the judged ones
-FULL_SORT = {"G", "RBPResidual", "Rndcg", "Unjudged"}
+FULL_SORT = {"G", "INST", "RBPResidual", "Rndcg", "Unjudged"}
 JUDGED_ROWS = (MEAN_AGGREGATED | SUM_AGGREGATED | GMEAN_AGGREGATED) - FULL_SORT
 
 #: 0 for a query without a relevant document, whatever the ranking; the others
@@ -70,6 +72,7 @@ ZERO_WITHOUT_RELEVANT = {
     "IPrec", "P", "R", "RBP", "RR", "RelP", "RelShare", "Rndcg", "Rprec", "SetAP",
     "SetF", "SetP", "SetR", "SetRelP", "Success", "binG", "gmAP", "gmBpref",
     "infAP", "nDCG", "nDCGRel", "yaap",
+    "BPM", "Compat", "INSQ", "INST", "NERR8", "NERR9", "NERR10", "NERR11", "SDCG",
 }  # fmt: skip
 DEPENDS_WITHOUT_RELEVANT = {
     "Judged", "NumNonRelJudgedRet", "NumQ", "NumRel", "NumRelRet", "NumRet",
