@@ -55,6 +55,15 @@ def compatibility(m: Metric) -> Plan:
     by ``sum_{d<=D} p^(d-1)``. Relevant means a grade above 0, whatever
     ``rel``; unjudged documents are not relevant.
 
+    ir_measures' ``compat`` provider gives the same numbers on runs with
+    distinct positive scores. Otherwise it errs twice: it breaks ties in the
+    ideal by run score with 0 for unretrieved documents, so with negative
+    scores an unretrieved document goes before retrieved ones of its grade
+    (and adding a constant to every score changes the value); and it ranks
+    tied scores by doc_id ascending in the run but keeps qrels order in the
+    ideal. Both lower the value for no reason the measure means
+    (``tests/reference/test_cwl_eval.py`` pins them).
+
     Examples
     --------
     One relevant document, retrieved second of two, D = 2:

@@ -173,6 +173,18 @@ def scaled_dcg(m: Metric) -> Plan:
     ``C(i) = log2(i + 1) / log2(i + 2)`` for i < k). k is read at most to
     rank 1000 (cwl_eval's depth).
 
+    The C/W/L measures (SDCG, INSQ, INST, NERR8..11, BPM) follow cwl_eval as
+    ir_measures runs it, and so give its numbers: gains
+    ``(clip(grade, min_rel, max_rel) - min_rel) / (max_rel - min_rel)``;
+    unjudged documents and negative grades gain 0 (cwl_eval's lower bound;
+    its ``-r`` residuals, which give them the top gain, are not exposed by
+    ir_measures nor here); the ranking is cut at rank 1000 and padded with
+    gain 0 to it, and the weights are normalised over all 1000 ranks, where
+    the papers' sums run to infinity. ir_measures requires ``max_rel``;
+    ``max_rel=0`` here means the qrels' highest grade. Ties: ours by doc_id
+    descending, cwl_eval in the order of its input. Unlike nDCG, whose ideal
+    comes from the qrels, SDCG's ideal is k documents of gain 1.
+
     Examples
     --------
     Grades (2, 0, 1) with top grade 2: gains (1, 0, 0.5);
@@ -204,6 +216,9 @@ def insq(m: Metric) -> Plan:
     normalised over ranks 1..1000: ``sum_i g_i (2T/(i-1+2T))^2 / sum_{i<=1000}
     (2T/(i-1+2T))^2``. T is the gain the user wants; unlike INST, INSQ does
     not adapt to the gain found.
+    The normaliser stops at rank 1000 (cwl_eval), where Moffat et al.'s sum
+    is infinite: 4 (pi^2/6 - 1) for T = 1, 0.16% above it. Gains and depth
+    as SDCG.
 
     Examples
     --------
@@ -230,6 +245,9 @@ def nerr8(m: Metric) -> Plan:
 
     ``C(i) = 1 - g_i`` for i < k, 0 at k: the user stops at a satisfying
     document or at rank k; ``W(i)`` is proportional to ``prod_{j<i}(1 - g_j)``.
+    ERR's stopping probability is ``(2^g - 1) / 2^gmax``; cwl_eval's NERR,
+    and so this one, stops with the linear gain of SDCG's notes (k at most
+    1000).
 
     Examples
     --------
@@ -255,6 +273,7 @@ def nerr9(m: Metric) -> Plan:
 
     ``W(i)`` is proportional to ``(1/i) prod_{j<i}(1 - g_j)``, the
     reciprocal-rank discount of ERR within a C/W/L model.
+    Gains (linear, not ERR's exponential), depth and k as NERR8.
 
     Examples
     --------
@@ -279,6 +298,7 @@ def nerr10(m: Metric) -> Plan:
 
     ``W(i)`` is proportional to ``p^(i-1) prod_{j<i}(1 - g_j)`` over ranks
     1..1000 (cwl_eval calls p phi).
+    Gains and depth as SDCG.
 
     Examples
     --------
@@ -302,6 +322,7 @@ def nerr11(m: Metric) -> Plan:
 
     INSQ's patience with ERR's stop at a satisfying document: ``W(i)`` is
     proportional to ``(2T/(i-1+2T))^2 prod_{j<i}(1 - g_j)`` over ranks 1..1000.
+    Gains and depth as SDCG.
 
     Examples
     --------
@@ -332,6 +353,8 @@ def inst(m: Metric) -> Plan:
     the more gain found, the sooner the user stops. The weights are
     normalised over ranks 1..1000, the ranks past the ranking read with
     gain 0 (their sum telescopes to ``P y_n^2 sum_{m=n}^{999} 1/(m+2T-G)^2``).
+    Moffat et al. define the weights over an infinite ranking; cwl_eval,
+    and so this, stops at rank 1000. Gains as SDCG.
 
     Examples
     --------
@@ -383,6 +406,10 @@ def bpm(m: Metric) -> Plan:
     The user reads ranks 1..s, s the first rank whose cumulative gain reaches
     T, or k (cost 1 per document), or 1000; the value is the gain read per
     document, ``sum_{i<=s} g_i / s`` (cwl_eval's ``BPM-Static``, K = k).
+    Zhang et al. count grades on their own scale; here, as cwl_eval, T is in
+    units of the [0, 1] gains of SDCG's notes. Only the static form: cwl_eval's
+    dynamic ``BPM-Dynamic`` is not exposed by ir_measures, and in cwl_eval
+    1.0.12 its cost loop adjusts T where the model adjusts K.
 
     Examples
     --------
