@@ -228,3 +228,26 @@ def test_cwl_eval_ranks_ties_in_input_order() -> None:
     assert theirs(irm.cwl_eval, qrels, {"1": {"b": 1.0, "a": 1.0}}, [spec]) == {
         ("1", spec): pytest.approx(0.5)
     }
+
+
+@settings(max_examples=10)
+@given(cases(min_queries=2, max_queries=4, max_runs=1, judged_topics=True))
+def test_binary_rbp_of_ir_measures_is_a_gain_map(case: Case) -> None:
+    # ir_measures' RBP(rel=r) (cwl_eval here) counts grades >= r as gain 1:
+    # ours RBP(gains={...}) with those levels at 1 and the others at 0
+    # (cwl_eval normalises by 1 - p^1000 too, below 1e-40 for p <= 0.9)
+    pairs = {}
+    for rel in (1, 2):
+        levels = ",".join(f"{g}:{int(g >= rel)}" for g in range(5))
+        for p in (0.5, 0.8, 0.9):
+            pairs[str(parse_metric(f"RBP(p={p},gains={{{levels}}})"))] = (
+                f"RBP(p={p},rel={rel})"
+            )
+    (run,) = case.runs.values()
+    measures = {irm.parse_measure(v): k for k, v in pairs.items()}
+    want = {
+        (row.query_id, measures[row.measure]): row.value
+        for row in irm.cwl_eval.iter_calc(list(measures), case.qrels, ordered(case))
+        if row.query_id in run
+    }
+    check(ours(case, list(pairs)), want)
