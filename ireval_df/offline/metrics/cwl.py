@@ -358,6 +358,10 @@ def inst(m: Metric) -> Plan:
 
     Examples
     --------
+    One relevant document first, T = 1: ``y_1 = 1 + 2T - 1 = 2``,
+    ``C(1) = (1/2)^2``, and past rank 1 the weights telescope to 1/i^2:
+    INST = 1 / sum_{i<=1000} 1/i^2.
+
     >>> run = pl.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "score": [2.0, 1.0]})
     >>> qrels = pl.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "relevance": [1, 0]})
     >>> round(ie.evaluate(run, qrels, ["INST"])["value"].item(), 4)
