@@ -38,7 +38,6 @@ def _prefix(p: float, upto: pl.Expr) -> pl.Expr:
 
 @register(
     "Compat",
-    aliases=("compat",),
     params={
         "p": Param(0.95, "persistence of the rank-biased overlap"),
         "normalize": Param(True, "divide by the ideal ranking's own overlap"),  # noqa: FBT003

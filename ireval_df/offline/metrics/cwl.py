@@ -183,7 +183,9 @@ def scaled_dcg(m: Metric) -> Plan:
     the papers' sums run to infinity. ir_measures requires ``max_rel``;
     ``max_rel=0`` here means the qrels' highest grade. Ties: ours by doc_id
     descending, cwl_eval in the order of its input. Unlike nDCG, whose ideal
-    comes from the qrels, SDCG's ideal is k documents of gain 1.
+    comes from the qrels, SDCG's ideal is k documents of gain 1. The
+    aliases are cwl_eval's class names (``NDCGCWLMetric``, ``INSTCWLMetric``,
+    ``NERReq8CWLMetric``, ...).
 
     Examples
     --------
