@@ -62,7 +62,7 @@ NON_NEGATIVE = {
 UNBOUNDED = {"CG", "Utility", "yaap"}
 
 #: Need the rank of every retrieved document, not only of the judged ones
-FULL_SORT = {"G", "INST", "RBPResidual", "Rndcg", "Unjudged"}
+FULL_SORT = {"G", "RBPResidual", "Rndcg", "Unjudged"}
 JUDGED_ROWS = (MEAN_AGGREGATED | SUM_AGGREGATED | GMEAN_AGGREGATED) - FULL_SORT
 
 #: 0 for a query without a relevant document, whatever the ranking; the others

@@ -22,7 +22,8 @@ gain factor), the weight of rank i is ``w(i) P(i)`` with
 gain, so these measures need only the judged rows, and the sum of the
 weights over the unread ranks has a closed form from the partial sums
 ``S(r) = sum_{i<=r} w(i)``. INST's continuation depends on the gain still
-missing, so it ranks every document and sums its padded tail as a list.
+missing; its weights telescope too, and between two documents with a gain
+they are summed as a list (see :func:`inst`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from ireval_df.errors import MetricSpecError
 from ireval_df.measures import Param
 from ireval_df.offline.metrics import shared
 from ireval_df.offline.plan import (
-    N_RET,
     Plan,
     define,
     ordered_sum,
@@ -346,7 +346,6 @@ def _cum_gain(m: Metric) -> pl.Expr:
     aliases=("INSTCWLMetric",),
     params={"T": _T, **_GAIN_PARAMS},
     validate=_check,
-    full_sort=True,
 )
 def inst(m: Metric) -> Plan:
     """INST (Moffat, Bailey, Scholer & Thomas 2015): INSQ adapting to the gain still wanted.
@@ -354,9 +353,15 @@ def inst(m: Metric) -> Plan:
     ``C(i) = ((i + T + T_i - 1) / (i + T + T_i))^2`` with ``T_i = T - sum_{j<=i} g_j``:
     the more gain found, the sooner the user stops. The weights are
     normalised over ranks 1..1000, the ranks past the ranking read with
-    gain 0 (their sum telescopes to ``P y_n^2 sum_{m=n}^{999} 1/(m+2T-G)^2``).
-    Moffat et al. define the weights over an infinite ranking; cwl_eval,
-    and so this, stops at rank 1000. Gains as SDCG.
+    gain 0. Moffat et al. define the weights over an infinite ranking;
+    cwl_eval, and so this, stops at rank 1000. Gains as SDCG.
+
+    With ``y_i = i + 2T - G_i`` (G_i the gain in ranks 1..i, ``y_0 = 2T``),
+    ``y_i - 1 = y_(i-1) - g_i``, so the weight of rank i telescopes to
+    ``(2T / y_(i-1))^2 prod_{j<i, g_j>0} (1 - g_j / y_(j-1))^2``: the product
+    changes only at documents with a gain, and between two of them the
+    weights sum to ``sum_m 1 / (m + 2T - G)^2`` over a range of ranks, a
+    list per such document. So INST needs only the judged rows.
 
     Examples
     --------
@@ -369,33 +374,39 @@ def inst(m: Metric) -> Plan:
     >>> round(ie.evaluate(run, qrels, ["INST"])["value"].item(), 4)
     0.6083
     """
-    t = float(m.param("T"))
+    t2 = 2.0 * float(m.param("T"))
     g = gain(m)
     cum = _cum_gain(m)
-    y = shared.rank() + 2.0 * t - cum
-    cont = m.col("c")
-    reach = m.col("reach")
-    within = pl.col("rank") <= DEPTH
-    last = pl.col("rank").filter(within).arg_max()
-    num, head, after, found = m.col("num"), m.col("head"), m.col("after"), m.col("g")
-    n = pl.min_horizontal(pl.col(N_RET), pl.lit(DEPTH, pl.Int64))
-    missing = 2.0 * t - pl.col(found)
-    y_n = n.cast(pl.Float64) + missing
-    ranks = pl.int_ranges(n, DEPTH).cast(pl.List(pl.Float64)) + missing
-    tail = pl.col(after) * y_n * y_n * (1.0 / (ranks * ranks)).list.sum()
+    rank = pl.col("rank")
+    positive = (g > 0) & (rank <= DEPTH)
+    y_before = shared.rank() - 1.0 + t2 - (cum - g)
+    factor, kept = m.col("f"), m.col("q")
+    nxt = m.col("next")
+    num, spans, first = m.col("num"), m.col("spans"), m.col("first")
+    # the ranks m = r_j .. (the next gain's rank or 1000) - 1 after a gain at r_j
+    start = pl.when(positive).then(rank).otherwise(0)
+    stop = pl.when(positive).then(pl.min_horizontal(pl.col(nxt), DEPTH)).otherwise(0)
+    after = pl.int_ranges(start, stop).cast(pl.List(pl.Float64)) + (t2 - cum)
+    span = (1.0 / (after * after)).list.sum() * pl.col(kept) * pl.col(kept)
+    reach = per_ranking(pl.col(factor).cum_prod().shift(1, fill_value=1.0))
+    head_end = pl.min_horizontal(pl.col(first).fill_null(DEPTH), DEPTH)
+    head = pl.int_ranges(0, head_end).cast(pl.List(pl.Float64)) + t2
+    total = t2 * t2 * ((1.0 / (head * head)).list.sum() + pl.col(spans))
     return Plan(
         row={
-            cont: ((y - 1.0) / y).pow(2),
-            reach: per_ranking(pl.col(cont).cum_prod().shift(1, fill_value=1.0)),
+            factor: pl.when(positive).then(1.0 - g / y_before).otherwise(1.0),
+            kept: per_ranking(pl.col(factor).cum_prod()),
+            nxt: per_ranking(
+                pl.when(positive).then(rank).otherwise(None).shift(-1).backward_fill()
+            ).fill_null(DEPTH),
         },
         per_query={
-            num: ordered_sum(pl.col(reach) * g, where=within),
-            head: ordered_sum(pl.col(reach), where=within),
-            after: (pl.col(reach) * pl.col(cont)).filter(within).get(last),
-            found: cum.filter(within).get(last),
+            num: ordered_sum((t2 / y_before).pow(2) * reach.pow(2) * g, where=positive),
+            spans: ordered_sum(span, where=positive),
+            first: rank.filter(positive).min(),
         },
-        fills={after: 1.0, found: 0.0},
-        value=pl.col(num) / (pl.col(head) + tail),
+        fills={first: None},
+        value=pl.col(num) / total,
     )
 
 
