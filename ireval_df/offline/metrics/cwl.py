@@ -66,16 +66,26 @@ def _check(m: Metric) -> None:
     params = dict(m.params)
     low, high = int(m.param("min_rel")), int(m.param("max_rel"))
     if low < 0 or high < 0:
-        msg = f"metric {str(m)!r}: min_rel and max_rel must be >= 0 (max_rel=0: the highest grade)."
+        msg = (
+            f"metric {str(m)!r}: min_rel and max_rel must be >= 0, found "
+            f"{low} and {high}.\n  Hint: max_rel=0 takes the qrels' highest grade."
+        )
         raise MetricSpecError(msg)
     if high > 0 and low >= high:
         msg = f"metric {str(m)!r}: min_rel ({low}) must be below max_rel ({high})."
         raise MetricSpecError(msg)
     if "T" in params and not float(m.param("T")) > 0.0:
-        msg = f"metric {str(m)!r}: the desired gain T must be > 0."
+        msg = (
+            f"metric {str(m)!r}: the desired gain T must be > 0, found "
+            f"{float(m.param('T'))!r}.\n  Hint: T is in units of [0, 1] gains (T=1: "
+            "one fully relevant document)."
+        )
         raise MetricSpecError(msg)
     if "p" in params and not 0.0 < float(m.param("p")) < 1.0:
-        msg = f"metric {str(m)!r}: the persistence p must be in (0, 1)."
+        msg = (
+            f"metric {str(m)!r}: the persistence p must be in (0, 1), found "
+            f"{float(m.param('p'))!r}."
+        )
         raise MetricSpecError(msg)
 
 
