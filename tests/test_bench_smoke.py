@@ -244,3 +244,29 @@ def test_the_online_bench_runs_on_the_tiny_log(tmp_path: Path):
         assert "lean plan / floor:" in done.stdout
         assert "| clicks | ireval_df |" in done.stdout
         assert "| ab_test | " in done.stdout
+
+
+def test_the_all_measures_bench_runs_on_the_tiny_shape(tmp_path: Path) -> None:
+    # bench/all_measures.py times evaluate() against ir_measures on every
+    # registry measure both have; only run here, on 20 queries
+    pytest.importorskip("ir_measures")
+    generate = [sys.executable, str(BENCH / "generate.py"), "tiny", str(tmp_path)]
+    subprocess.run(generate, capture_output=True, check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "all_measures.py"),
+            "--data",
+            str(tmp_path),
+            "--rounds",
+            "1",
+            "--queries",
+            "20",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ir_measures / ireval_df: median" in done.stdout
+    assert "| nDCG | nDCG |" in done.stdout

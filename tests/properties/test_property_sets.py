@@ -49,6 +49,7 @@ MEAN_AGGREGATED = {
     # diversity (ndeval)
     "AP_IA", "ERR_IA", "NRBP", "P_IA", "StRecall", "alpha_DCG", "alpha_nDCG",
     "nDCG_IA", "nERR_IA",
+    "BPM", "Compat", "INSQ", "INST", "NERR8", "NERR9", "NERR10", "NERR11", "SDCG",
 }  # fmt: skip
 MEAN_AGGREGATED |= PREFS_SHARES
 
@@ -67,6 +68,7 @@ IN_UNIT_INTERVAL = {
     "infAP", "nDCG", "nDCGRel",
     "AP_IA", "ERR_IA", "NRBP", "P_IA", "StRecall", "alpha_DCG", "alpha_nDCG",
     "nDCG_IA", "nERR_IA",
+    "BPM", "Compat", "INSQ", "INST", "NERR8", "NERR9", "NERR10", "NERR11", "SDCG",
 }  # fmt: skip
 IN_UNIT_INTERVAL |= PREFS_SHARES
 NON_NEGATIVE = {
@@ -90,6 +92,7 @@ ZERO_WITHOUT_RELEVANT = {
     "infAP", "nDCG", "nDCGRel", "yaap",
     "AP_IA", "ERR_IA", "NRBP", "P_IA", "StRecall", "alpha_DCG", "alpha_nDCG",
     "nDCG_IA", "nERR_IA",
+    "BPM", "Compat", "INSQ", "INST", "NERR8", "NERR9", "NERR10", "NERR11", "SDCG",
 }  # fmt: skip
 #: with one grade for every judged document there is no preference
 ZERO_WITHOUT_RELEVANT |= PREFS_COUNTS | PREFS_SHARES

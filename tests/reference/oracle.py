@@ -471,7 +471,136 @@ def m_unjudged(m: Metric, t: Topic) -> float:
     return sum(1 for x in top(t.labels, m.k) if x < 0) / m.k
 
 
-#: Registry name -> oracle function.
+# --- C/W/L user models (cwl_eval) and compatibility --------------------------
+
+CWL_DEPTH = 1000  # cwl_eval's max_n: rankings cut and padded to it
+
+
+def cwl_gains(m: Metric, t: Topic) -> list[float]:
+    """Grades scaled to [0, 1] by min_rel and max_rel, padded with 0 to CWL_DEPTH."""
+    low = int(m.param("min_rel"))
+    high = int(m.param("max_rel")) or t.max_grade
+    gains = [
+        0.0 if x < 0 or high <= low else (min(max(x, low), high) - low) / (high - low)
+        for x in t.labels[:CWL_DEPTH]
+    ]
+    return gains + [0.0] * (CWL_DEPTH - len(gains))
+
+
+def cwl_value(gains: Sequence[float], cont: Sequence[float]) -> float:
+    """Expected gain per document: weights prod_{j<i} C(j), normalised."""
+    weights, reach = [], 1.0
+    for c in cont:
+        weights.append(reach)
+        reach *= c
+    return sum(w * g for w, g in zip(weights, gains, strict=True)) / sum(weights)
+
+
+def running(gains: Sequence[float]) -> list[float]:
+    total, out = 0.0, []
+    for g in gains:
+        total += g
+        out.append(total)
+    return out
+
+
+def m_sdcg(m: Metric, t: Topic) -> float:
+    gains = cwl_gains(m, t)
+    cont = [
+        math.log2(i + 1) / math.log2(i + 2) if i < m.k else 0.0
+        for i in range(1, CWL_DEPTH + 1)
+    ]
+    return cwl_value(gains, cont)
+
+
+def m_insq(m: Metric, t: Topic) -> float:
+    tt = float(m.param("T"))
+    cont = [((i + 2 * tt - 1) / (i + 2 * tt)) ** 2 for i in range(1, CWL_DEPTH + 1)]
+    return cwl_value(cwl_gains(m, t), cont)
+
+
+def m_inst(m: Metric, t: Topic) -> float:
+    tt = float(m.param("T"))
+    gains = cwl_gains(m, t)
+    cont = []
+    for i, cg in enumerate(running(gains), start=1):
+        left = tt - cg
+        cont.append(((i + tt + left - 1) / (i + tt + left)) ** 2)
+    return cwl_value(gains, cont)
+
+
+def m_nerr8(m: Metric, t: Topic) -> float:
+    gains = cwl_gains(m, t)
+    cont = [1 - g if i < m.k else 0.0 for i, g in enumerate(gains, start=1)]
+    return cwl_value(gains, cont)
+
+
+def m_nerr9(m: Metric, t: Topic) -> float:
+    gains = cwl_gains(m, t)
+    cont = [
+        i / (i + 1) * (1 - g) if i < m.k else 0.0 for i, g in enumerate(gains, start=1)
+    ]
+    return cwl_value(gains, cont)
+
+
+def m_nerr10(m: Metric, t: Topic) -> float:
+    gains = cwl_gains(m, t)
+    p = float(m.param("p"))
+    return cwl_value(gains, [p * (1 - g) for g in gains])
+
+
+def m_nerr11(m: Metric, t: Topic) -> float:
+    tt = float(m.param("T"))
+    gains = cwl_gains(m, t)
+    cont = [
+        ((i + 2 * tt - 1) / (i + 2 * tt)) ** 2 * (1 - g)
+        for i, g in enumerate(gains, start=1)
+    ]
+    return cwl_value(gains, cont)
+
+
+def m_bpm(m: Metric, t: Topic) -> float:
+    tt = float(m.param("T"))
+    gains = cwl_gains(m, t)
+    cont = [
+        1.0 if cg < tt and i < m.k else 0.0
+        for i, cg in enumerate(running(gains), start=1)
+    ]
+    return cwl_value(gains, cont)
+
+
+def rbo(a: Sequence[object], b: Sequence[object], p: float, depth: int) -> float:
+    """Rank-biased overlap of two lists to ``depth``, normalised by its weights."""
+    seen_a: set[object] = set()
+    seen_b: set[object] = set()
+    score = norm = 0.0
+    weight = 1.0
+    for d in range(depth):
+        if d < len(a):
+            seen_a.add(a[d])
+        if d < len(b):
+            seen_b.add(b[d])
+        score += weight * len(seen_a & seen_b) / (d + 1)
+        norm += weight
+        weight *= p
+    return score / norm if norm else 0.0
+
+
+def m_compat(m: Metric, t: Topic) -> float:
+    """RBO with the ideal ranking: grade descending, within a grade the
+    retrieved documents first in rank order (the most compatible ideal)."""
+    p = float(m.param("p"))
+    ranking = [("ranked", i) for i in range(len(t.labels))]
+    ideal: list[object] = []
+    for g in sorted({x for x in t.grades if x > 0}, reverse=True):
+        found = [("ranked", i) for i, x in enumerate(t.labels) if x == g]
+        unfound = sum(1 for x in t.grades if x == g) - len(found)
+        ideal += found + [("unranked", g, j) for j in range(unfound)]
+    depth = max(len(ranking), len(ideal))
+    score = rbo(ranking, ideal, p, depth)
+    best = rbo(ideal, ideal, p, depth)
+    return score / best if m.param("normalize") and best > 0 else score
+
 
 # --- diversity (ndeval; Clarke et al. 2008, 2009; Agrawal et al. 2009) -----------
 
@@ -622,6 +751,7 @@ def m_ndcg_ia(m: Metric, t: Topic) -> float:
     return div(total, len(graded))
 
 
+#: Registry name -> oracle function.
 ORACLE: dict[str, Callable[[Any, Topic], float]] = {
     "P": m_p,
     "RelP": m_relp,
@@ -675,6 +805,15 @@ ORACLE: dict[str, Callable[[Any, Topic], float]] = {
     "P_IA": m_p_ia,
     "StRecall": m_strecall,
     "nDCG_IA": m_ndcg_ia,
+    "SDCG": m_sdcg,
+    "INSQ": m_insq,
+    "INST": m_inst,
+    "NERR8": m_nerr8,
+    "NERR9": m_nerr9,
+    "NERR10": m_nerr10,
+    "NERR11": m_nerr11,
+    "BPM": m_bpm,
+    "Compat": m_compat,
 }
 
 

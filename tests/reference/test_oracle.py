@@ -75,6 +75,15 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
         {"p": 0.9, "gains": {0: -1.0}},
     ],  # rescaled
     "RBPResidual": [{}, {"p": 0.5}, {"p": 0.9}],
+    "INST": [{}, {"T": 0.3}, {"T": 3.0, "min_rel": 1, "max_rel": 2}],
+    "INSQ": [{}, {"T": 2.0, "max_rel": 3}],
+    "BPM": [{}, {"T": 0.5}, {"T": 2.0, "max_rel": 2}],
+    "SDCG": [{}, {"min_rel": 1, "max_rel": 3}],
+    "NERR8": [{}, {"max_rel": 1}],
+    "NERR9": [{}, {"min_rel": 1}],
+    "NERR10": [{}, {"p": 0.5, "max_rel": 2}],
+    "NERR11": [{}, {"T": 2.0, "max_rel": 4}],
+    "Compat": [{}, {"p": 0.5}, {"normalize": False}, {"p": 0.8, "normalize": False}],
     "IPrec": [{}, {"compat": "9"}],
     "11pt": [
         {},

@@ -188,6 +188,15 @@ NO_REFERENCE: dict[str, str] = {
     ),
     "nDCG_IA": "no trec_eval or ndeval measure (the mean of per-intent nDCG); "
     "oracle-checked, and equal to nDCG with one intent",
+    "SDCG": "no trec_eval measure (cwl_eval's NDCG-k); checked against cwl_eval via ir_measures",
+    "INSQ": "no trec_eval measure; checked against cwl_eval via ir_measures",
+    "INST": "no trec_eval measure; checked against cwl_eval via ir_measures",
+    "NERR8": "no trec_eval measure; checked against cwl_eval via ir_measures",
+    "NERR9": "no trec_eval measure; checked against cwl_eval via ir_measures",
+    "NERR10": "no trec_eval measure; checked against cwl_eval via ir_measures",
+    "NERR11": "no trec_eval measure; checked against cwl_eval via ir_measures",
+    "BPM": "no trec_eval measure; checked against cwl_eval via ir_measures",
+    "Compat": "no trec_eval measure; checked against ir_measures' compat provider",
     # variants of referenced metrics
     "nDCG(dcg=exp-log2)": "trec_eval gains are linear; gdeval via ir_measures checks it",
     "nDCG(gains=...)": "pytrec_eval-terrier rejects gain-map parameters ('1=3,2=9')",

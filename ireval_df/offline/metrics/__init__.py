@@ -9,7 +9,9 @@ from __future__ import annotations
 from ireval_df.offline.metrics import (  # noqa: F401  (imported to register their metrics)
     ap,
     bpref,
+    compat,
     counts,
+    cwl,
     diversity,
     err,
     iprec,

@@ -70,6 +70,8 @@ def rank_biased_precision(m: Metric) -> Plan:
     ``gains={level:gain}``) whenever a table gain is outside [0, 1]; with
     default gains that is grade / top grade. Unjudged documents gain 0.
     ``rbp`` (trec_eval) has p = 0.9; the canonical default is p = 0.8.
+    ir_measures' binary ``RBP(rel=2)`` (cwl_eval) is a gain map here:
+    ``RBP(gains={0:0,1:0,2:1,3:1})`` for grades 0..3.
 
     Examples
     --------
