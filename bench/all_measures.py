@@ -16,7 +16,12 @@ The measure list comes from the registry, so measures added later are
 included: each offline metric once, with its defaults (a cutoff of 10
 where one is required, 0.5 for recall levels), spelled as ir_measures
 spells it, and kept when ir_measures parses that spelling and a provider
-of its pipeline supports it; the others are listed as left out. Both
+of its pipeline supports it; the others are listed as left out. The
+qrels get an intent per row (one of three, from a hash of the document),
+so that the diversity measures run too: ireval_df reads it as the qrels'
+``intent`` column, ir_measures (pyndeval) as their ``iteration``; every
+other measure sees the same grades. The preference measures have no
+ir_measures spelling (they read preference judgments, not qrels). Both
 sides get the frames already in memory (ireval_df a polars frame,
 ir_measures a pandas one in our rank order, converted once, untimed). After the timing, the
 per-query values of the two are compared and the largest difference of
@@ -111,6 +116,9 @@ def supported(specs: dict[str, str]) -> tuple[dict[str, Any], list[str]]:
 
 def load(data: Path, queries: int) -> tuple[pl.DataFrame, pl.DataFrame]:
     qrels = ie.read_qrels(data / "qrels.parquet")
+    # one intent per judgment, for the diversity measures (see the docstring)
+    intent = (pl.col("doc_id").hash(1) % 3 + 1).cast(pl.String)
+    qrels = qrels.with_columns(intent.alias("intent"))
     run = ie.read_run(data / "run.parquet")
     if queries:
         keep = qrels["query_id"].unique(maintain_order=True).head(queries)
@@ -150,7 +158,9 @@ def main() -> None:
         .sort(["query_id", "score", "doc_id"], descending=[False, True, True])
         .to_pandas()
     )
-    qrels_pd = qrels.select("query_id", "doc_id", "relevance").to_pandas()
+    qrels_pd = qrels.select(
+        "query_id", "doc_id", "relevance", pl.col("intent").alias("iteration")
+    ).to_pandas()
     print(
         f"{args.data.name}: {run['query_id'].n_unique():,} queries, {run.height:,} "
         f"run rows, {qrels.height:,} judgments; {len(specs)} measures in both, "
