@@ -1,0 +1,272 @@
+"""What runs on the executors: the local engine on one group of whole queries.
+
+Spark hands each kernel the rows of one group of queries (a hash bucket of
+``query_id``) as ``pyarrow`` tables, both sides of a cogroup together; the
+kernel reads them with polars, runs the unchanged local code and returns
+an Arrow table of the result. Nothing here imports pyspark.
+
+A kernel never raises: Spark would turn the error into a Java stack trace.
+It returns, beside its result rows, *note* rows (``__ireval_kind`` not
+null): the counts the driver sums for the warnings of the whole data, the
+repeated documents with an example, and any :class:`~ireval_df.errors.IrevalError`
+with its class and message, which the driver raises again
+(:mod:`ireval_df.spark.jobs`).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from ireval_df.errors import IrevalError
+from ireval_df.measures import parse_metrics
+from ireval_df.offline.engine import EngineOptions
+from ireval_df.offline.evaluation import evaluate_queries, repeated_documents
+from ireval_df.schema.coerce import as_qrels, as_run
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    import pyarrow as pa
+
+__all__ = [
+    "KIND",
+    "TEXT",
+    "EvaluateKernel",
+    "Note",
+    "arrow_type",
+    "as_udf",
+    "spark_ddl",
+]
+
+#: The note columns every kernel's output has (null on result rows).
+KIND, TEXT = "__ireval_kind", "__ireval_text"
+#: The position of a metric among those asked for, to sort as locally.
+ORDER = "__ireval_order"
+
+#: Spark's name of each polars dtype a kernel returns (by the dtype's name).
+_SPARK_TYPES = {
+    "String": "string",
+    "Float64": "double",
+    "Int64": "bigint",
+    "Int32": "int",
+    "Boolean": "boolean",
+}
+
+
+def spark_ddl(schema: Mapping[str, pl.DataType]) -> str:
+    """Return the Spark DDL of a kernel's output, note columns included.
+
+    Examples
+    --------
+    >>> spark_ddl({"run_id": pl.String, "value": pl.Float64})
+    '`run_id` string, `value` double, `__ireval_kind` string, `__ireval_text` string'
+    """
+    fields = [*schema.items(), (KIND, pl.String()), (TEXT, pl.String())]
+    return ", ".join(f"`{name}` {_SPARK_TYPES[str(dtype)]}" for name, dtype in fields)
+
+
+def arrow_type(dtype: pl.DataType, *, large: bool) -> pa.DataType:
+    """Return the Arrow type Spark expects for ``dtype`` (its strings by session setting)."""
+    import pyarrow as pa
+
+    if dtype == pl.String:
+        return pa.large_string() if large else pa.string()
+    return {
+        "Float64": pa.float64(),
+        "Int64": pa.int64(),
+        "Int32": pa.int32(),
+        "Boolean": pa.bool_(),
+    }[str(dtype)]
+
+
+@dataclass
+class Note:
+    """The note rows of one kernel call: counts, repeated documents, warnings, an error."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, kind: str, text: str) -> None:
+        """Add one note of ``kind`` (``error``, ``warning``, or a kernel's own count)."""
+        self.rows.append({KIND: kind, TEXT: text})
+
+
+def _run_kernel(
+    body: Callable[[Note], pl.DataFrame | None],
+    schema: Mapping[str, pl.DataType],
+    *,
+    large: bool,
+) -> pa.Table:
+    """Run ``body``, catching warnings and errors as notes; return result and notes as Arrow."""
+    import pyarrow as pa
+
+    notes = Note()
+    result: pl.DataFrame | None = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = body(notes)
+        except IrevalError as exc:
+            notes.add(
+                "error", json.dumps({"class": type(exc).__name__, "message": str(exc)})
+            )
+    for warning in caught:
+        notes.add("warning", str(warning.message))
+    frames = []
+    if result is not None and result.height:
+        frames.append(
+            result.select(list(schema)).with_columns(
+                pl.lit(None, dtype=pl.String).alias(KIND),
+                pl.lit(None, dtype=pl.String).alias(TEXT),
+            )
+        )
+    if notes.rows:
+        frames.append(
+            pl.DataFrame(notes.rows, schema={KIND: pl.String, TEXT: pl.String})
+        )
+    full: dict[str, pl.DataType] = {**schema, KIND: pl.String(), TEXT: pl.String()}
+    target = pa.schema(
+        [pa.field(name, arrow_type(dtype, large=large)) for name, dtype in full.items()]
+    )
+    if not frames:
+        return target.empty_table()
+    out = pl.concat(frames, how="diagonal").select(
+        pl.col(name).cast(dtype) for name, dtype in full.items()
+    )
+    return out.to_arrow().cast(target)
+
+
+def _empty_run(*, rank: bool) -> pl.LazyFrame:
+    """Return a canonical run without rows, for a group of queries only the qrels have."""
+    schema: dict[str, pl.DataType] = {
+        "run_id": pl.String(),
+        "query_id": pl.String(),
+        "doc_id": pl.String(),
+        "score": pl.Float64(),
+    }
+    if rank:
+        schema["rank"] = pl.UInt32()
+    return pl.LazyFrame(schema=schema)
+
+
+def read_sides(
+    run: pa.Table,
+    qrels: pa.Table,
+    *,
+    columns: Mapping[str, str] | None,
+    rank: bool,
+    drop: str,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Read one group's run and qrels (either may be empty) into canonical frames.
+
+    ``drop`` is the bucket column Spark grouped on.
+    """
+    run_frame = pl.from_arrow(run)
+    qrels_frame = pl.from_arrow(qrels)
+    assert isinstance(run_frame, pl.DataFrame)  # noqa: S101 - a Table gives a frame
+    assert isinstance(qrels_frame, pl.DataFrame)  # noqa: S101
+    run_frame = run_frame.drop(drop, strict=False)
+    qrels_frame = qrels_frame.drop(drop, strict=False)
+    run_lf = (
+        _empty_run(rank=rank)
+        if run_frame.height == 0
+        else as_run(run_frame, columns=columns, rank=rank, in_memory=True)
+    )
+    return run_lf, as_qrels(qrels_frame, in_memory=True)
+
+
+def as_udf(
+    kernel: Callable[[pa.Table, pa.Table], pa.Table],
+) -> Callable[[pa.Table, pa.Table], pa.Table]:
+    """Wrap a kernel object in a function of two tables, as ``cogroup.applyInArrow`` wants.
+
+    Spark counts a callable's parameters to choose how to call it, on the
+    driver without ``self`` and on the workers with it: an object's
+    ``__call__`` passes one check and fails the other, a function passes both.
+    """
+
+    def apply(left, right):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202 - Spark reads hints
+        return kernel(left, right)
+
+    return apply
+
+
+#: The per-query result of ``evaluate`` as the kernel returns it.
+EVALUATE_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "query_id": pl.String(),
+    "metric": pl.String(),
+    "value": pl.Float64(),
+    ORDER: pl.Int64(),
+}
+
+
+@dataclass(frozen=True)
+class EvaluateKernel:
+    """:func:`ireval_df.evaluate` on one group of whole queries (see the module docstring).
+
+    Notes: ``unjudged`` (the sum and count of the unjudged shares of the top
+    10, for the warning), ``dropped`` (rows dropped by ``duplicates``),
+    ``repeats`` (documents twice in one ranking, with the first as example).
+    """
+
+    metrics: tuple[str, ...]
+    run_ids: tuple[str, ...]
+    columns: Mapping[str, str] | None
+    missing: str
+    depth: int | None
+    duplicates: str
+    rank_from: str
+    compat: str
+    bucket: str
+    large: bool
+
+    def __call__(self, run: pa.Table, qrels: pa.Table) -> pa.Table:
+        """Evaluate one group: its per-query rows and its notes, as Arrow."""
+        return _run_kernel(
+            lambda notes: self._evaluate(run, qrels, notes),
+            EVALUATE_SCHEMA,
+            large=self.large,
+        )
+
+    def _evaluate(self, run: pa.Table, qrels: pa.Table, notes: Note) -> pl.DataFrame:
+        run_lf, qrels_lf = read_sides(
+            run,
+            qrels,
+            columns=self.columns,
+            rank=self.rank_from == "column",
+            drop=self.bucket,
+        )
+        if self.duplicates == "error":
+            options = EngineOptions(rank_from=self.rank_from)  # type: ignore[arg-type]
+            counts = repeated_documents(run_lf, options)
+            if counts is not None:
+                example = counts.row(0, named=True)
+                extra = int(counts["n"].sum()) - counts.height
+                text = {"documents": counts.height, "extra": extra, "example": example}
+                notes.add("repeats", json.dumps(text))
+                return pl.DataFrame(schema=EVALUATE_SCHEMA)
+        long, shares, dropped = evaluate_queries(
+            run_lf,
+            qrels_lf,
+            parse_metrics(list(self.metrics), family="offline"),
+            run_ids=self.run_ids,
+            missing=self.missing,  # type: ignore[arg-type]
+            depth=self.depth,
+            duplicates=self.duplicates,  # type: ignore[arg-type]
+            rank_from=self.rank_from,  # type: ignore[arg-type]
+            compat=self.compat,  # type: ignore[arg-type]
+        )
+        share = shares["share"]
+        notes.add("unjudged", json.dumps([float(share.sum()), share.len()]))
+        if dropped:
+            notes.add("dropped", str(dropped))
+        return long.with_columns(
+            pl.int_range(pl.len(), dtype=pl.Int64)
+            .over("run_id", "query_id")
+            .alias(ORDER)
+        )
