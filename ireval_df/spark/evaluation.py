@@ -33,6 +33,7 @@ from ireval_df.spark.jobs import (
 from ireval_df.spark.kernels import (
     EVALUATE_SCHEMA,
     ORDER,
+    ROW,
     EvaluateKernel,
     as_udf,
     spark_ddl,
@@ -198,9 +199,10 @@ def evaluate(
         bucket=BUCKET,
         large=large_strings(spark),
     )
-    left = run.select(
-        bucket_of(run, source["query_id"], n), *(F.col(f"`{s}`") for s in run_map)
-    )
+    kept = [F.col(f"`{s}`") for s in run_map]
+    if duplicates == "first":  # "first in input order": number rows before the shuffle
+        kept.append(F.monotonically_increasing_id().alias(ROW))
+    left = run.select(bucket_of(run, source["query_id"], n), *kept)
     right = qrels.select(
         bucket_of(qrels, qrels_qid, n), *(F.col(f"`{s}`") for s in qrels_map)
     )

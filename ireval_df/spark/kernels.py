@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KIND",
+    "ROW",
     "TEXT",
     "EvaluateKernel",
     "Note",
@@ -47,6 +48,8 @@ __all__ = [
 KIND, TEXT = "__ireval_kind", "__ireval_text"
 #: The position of a metric among those asked for, to sort as locally.
 ORDER = "__ireval_order"
+#: A run row's position in the input, numbered before the shuffle.
+ROW = "__ireval_row"
 
 #: Spark's name of each polars dtype a kernel returns (by the dtype's name).
 _SPARK_TYPES = {
@@ -127,6 +130,10 @@ def _run_kernel(
     if notes.rows:
         frames.append(
             pl.DataFrame(notes.rows, schema={KIND: pl.String, TEXT: pl.String})
+            .with_columns(
+                pl.lit(None, dtype=dtype).alias(name) for name, dtype in schema.items()
+            )
+            .select(*schema, KIND, TEXT)
         )
     full: dict[str, pl.DataType] = {**schema, KIND: pl.String(), TEXT: pl.String()}
     target = pa.schema(
@@ -163,12 +170,16 @@ def read_sides(
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Read one group's run and qrels (either may be empty) into canonical frames.
 
-    ``drop`` is the bucket column Spark grouped on.
+    ``drop`` is the bucket column Spark grouped on. A shuffle loses the
+    order of rows: a run column :data:`ROW` (the row's position in the
+    input, numbered before the shuffle) puts it back.
     """
     run_frame = pl.from_arrow(run)
     qrels_frame = pl.from_arrow(qrels)
     assert isinstance(run_frame, pl.DataFrame)  # noqa: S101 - a Table gives a frame
     assert isinstance(qrels_frame, pl.DataFrame)  # noqa: S101
+    if ROW in run_frame.columns:  # the input order, for duplicates="first"
+        run_frame = run_frame.sort(ROW).drop(ROW)
     run_frame = run_frame.drop(drop, strict=False)
     qrels_frame = qrels_frame.drop(drop, strict=False)
     run_lf = (
