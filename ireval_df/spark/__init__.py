@@ -23,12 +23,14 @@ from typing import TYPE_CHECKING
 from ireval_df._utils.lazy import lazy_names
 
 if TYPE_CHECKING:
+    from ireval_df.spark.comparison import similarity
     from ireval_df.spark.evaluation import evaluate
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "similarity"]
 
 _MODULES = {
     "evaluate": "ireval_df.spark.evaluation",
+    "similarity": "ireval_df.spark.comparison",
 }
 
 __getattr__, __dir__ = lazy_names(__name__, _MODULES, __all__)

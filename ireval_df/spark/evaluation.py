@@ -40,7 +40,7 @@ from ireval_df.spark.kernels import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     import polars as pl
     from pyspark.sql import DataFrame
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
         RankFrom,
     )
 
-__all__ = ["evaluate", "query_attributes"]
+__all__ = ["Counts", "evaluate", "query_attributes"]
 
 
 def evaluate(
@@ -211,16 +211,10 @@ def evaluate(
         .cogroup(right.groupBy(BUCKET))
         .applyInArrow(as_udf(kernel), spark_ddl(EVALUATE_SCHEMA))
     )
-    counts = _Counts()
+    counts = Counts()
     result = run_job(out, counts.read)
     if counts.repeats:
-        documents = sum(r["documents"] for r in counts.repeats)
-        extra = sum(r["extra"] for r in counts.repeats)
-        first = min(
-            (r["example"] for r in counts.repeats),
-            key=lambda e: (e["run_id"], e["query_id"], e["doc_id"]),
-        )
-        raise repeats_error(documents, extra, first)
+        raise counts.repeats_error(repeats_error)
     report_dropped(counts.dropped, duplicates)
     if warn_unjudged is not None:
         share = counts.share_sum / counts.share_n if counts.share_n else None
@@ -235,8 +229,8 @@ def evaluate(
     )
 
 
-class _Counts:
-    """The notes of :class:`~ireval_df.spark.kernels.EvaluateKernel`, summed over groups."""
+class Counts:
+    """The notes of the kernels (:mod:`ireval_df.spark.kernels`), summed over groups."""
 
     def __init__(self) -> None:
         self.dropped = 0
@@ -255,6 +249,22 @@ class _Counts:
                 self.share_n += n
             elif kind == "repeats":
                 self.repeats.append(json.loads(text))
+
+    def repeats_error(
+        self, error: Callable[[int, int, dict[str, Any]], Exception]
+    ) -> Exception:
+        """Return ``error`` for the repeated documents of every group together.
+
+        Each (run, query, document) is in one group, so the counts add up and
+        the first example of all is the least of the groups' first.
+        """
+        documents = sum(r["documents"] for r in self.repeats)
+        extra = sum(r["extra"] for r in self.repeats)
+        first = min(
+            (r["example"] for r in self.repeats),
+            key=lambda e: (e["run_id"], e["query_id"], e["doc_id"]),
+        )
+        return error(documents, extra, first)
 
 
 def query_attributes(queries: Any) -> pl.DataFrame | None:

@@ -38,9 +38,11 @@ __all__ = [
     "ROW",
     "TEXT",
     "EvaluateKernel",
+    "SimilarityKernel",
     "Note",
     "arrow_type",
     "as_udf",
+    "as_udf1",
     "spark_ddl",
 ]
 
@@ -160,6 +162,25 @@ def _empty_run(*, rank: bool) -> pl.LazyFrame:
     return pl.LazyFrame(schema=schema)
 
 
+def read_run_side(
+    run: pa.Table, *, columns: Mapping[str, str] | None, rank: bool, drop: str
+) -> pl.LazyFrame:
+    """Read one group's run (it may be empty) into a canonical frame.
+
+    ``drop`` is the bucket column Spark grouped on. A shuffle loses the
+    order of rows: a run column :data:`ROW` (the row's position in the
+    input, numbered before the shuffle) puts it back.
+    """
+    frame = pl.from_arrow(run)
+    assert isinstance(frame, pl.DataFrame)  # noqa: S101 - a Table gives a frame
+    if ROW in frame.columns:  # the input order, for duplicates="first"
+        frame = frame.sort(ROW).drop(ROW)
+    frame = frame.drop(drop, strict=False)
+    if frame.height == 0:
+        return _empty_run(rank=rank)
+    return as_run(frame, columns=columns, rank=rank, in_memory=True)
+
+
 def read_sides(
     run: pa.Table,
     qrels: pa.Table,
@@ -168,26 +189,24 @@ def read_sides(
     rank: bool,
     drop: str,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Read one group's run and qrels (either may be empty) into canonical frames.
-
-    ``drop`` is the bucket column Spark grouped on. A shuffle loses the
-    order of rows: a run column :data:`ROW` (the row's position in the
-    input, numbered before the shuffle) puts it back.
-    """
-    run_frame = pl.from_arrow(run)
+    """Read one group's run and qrels (either may be empty) into canonical frames."""
     qrels_frame = pl.from_arrow(qrels)
-    assert isinstance(run_frame, pl.DataFrame)  # noqa: S101 - a Table gives a frame
     assert isinstance(qrels_frame, pl.DataFrame)  # noqa: S101
-    if ROW in run_frame.columns:  # the input order, for duplicates="first"
-        run_frame = run_frame.sort(ROW).drop(ROW)
-    run_frame = run_frame.drop(drop, strict=False)
-    qrels_frame = qrels_frame.drop(drop, strict=False)
-    run_lf = (
-        _empty_run(rank=rank)
-        if run_frame.height == 0
-        else as_run(run_frame, columns=columns, rank=rank, in_memory=True)
-    )
-    return run_lf, as_qrels(qrels_frame, in_memory=True)
+    run_lf = read_run_side(run, columns=columns, rank=rank, drop=drop)
+    return run_lf, as_qrels(qrels_frame.drop(drop, strict=False), in_memory=True)
+
+
+def as_udf1(kernel: Callable[[pa.Table], pa.Table]) -> Callable[[pa.Table], pa.Table]:
+    """Wrap a kernel object in a function of one table, for ``groupBy().applyInArrow``.
+
+    Its parameter has no annotation: pyspark 4 fails on a function whose
+    parameters are annotated in part (see :func:`as_udf`).
+    """
+
+    def apply(table):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202 - Spark reads hints
+        return kernel(table)
+
+    return apply
 
 
 def as_udf(
@@ -252,15 +271,9 @@ class EvaluateKernel:
             rank=self.rank_from == "column",
             drop=self.bucket,
         )
-        if self.duplicates == "error":
-            options = EngineOptions(rank_from=self.rank_from)  # type: ignore[arg-type]
-            counts = repeated_documents(run_lf, options)
-            if counts is not None:
-                example = counts.row(0, named=True)
-                extra = int(counts["n"].sum()) - counts.height
-                text = {"documents": counts.height, "extra": extra, "example": example}
-                notes.add("repeats", json.dumps(text))
-                return pl.DataFrame(schema=EVALUATE_SCHEMA)
+        options = EngineOptions(rank_from=self.rank_from)  # type: ignore[arg-type]
+        if self.duplicates == "error" and _repeats(run_lf, options, notes):
+            return pl.DataFrame(schema=EVALUATE_SCHEMA)
         long, shares, dropped = evaluate_queries(
             run_lf,
             qrels_lf,
@@ -281,3 +294,99 @@ class EvaluateKernel:
             .over("run_id", "query_id")
             .alias(ORDER)
         )
+
+
+#: The rows of ``similarity`` as the kernel returns them, with the positions
+#: of the run and the baseline among the runs, to sort as locally.
+SIMILARITY_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "baseline": pl.String(),
+    "query_id": pl.String(),
+    "metric": pl.String(),
+    "value": pl.Float64(),
+    "__ireval_run": pl.Int64(),
+    "__ireval_baseline": pl.Int64(),
+    ORDER: pl.Int64(),
+}
+
+
+@dataclass(frozen=True)
+class SimilarityKernel:
+    """:func:`ireval_df.similarity` on one group of whole queries (every run's rows of each).
+
+    ``runs`` are the runs of the whole data in order of first appearance,
+    ``baselines`` those chosen on the driver. Notes: ``dropped`` and
+    ``repeats``, as :class:`EvaluateKernel`'s.
+    """
+
+    metrics: tuple[str, ...]
+    runs: tuple[str, ...]
+    baselines: tuple[str, ...]
+    columns: Mapping[str, str] | None
+    missing: str
+    duplicates: str
+    rank_from: str
+    bucket: str
+    large: bool
+
+    def __call__(self, run: pa.Table) -> pa.Table:
+        """Compare the runs on one group: its rows and its notes, as Arrow."""
+        return _run_kernel(
+            lambda notes: self._compare(run, notes), SIMILARITY_SCHEMA, large=self.large
+        )
+
+    def _compare(self, run: pa.Table, notes: Note) -> pl.DataFrame:
+        from ireval_df.offline.evaluation import check_ranks, unique_rankings
+        from ireval_df.similarity.compute import similarity_rows
+
+        rank = self.rank_from == "column"
+        run_lf = read_run_side(run, columns=self.columns, rank=rank, drop=self.bucket)
+        options = EngineOptions(rank_from=self.rank_from)  # type: ignore[arg-type]
+        if self.duplicates == "error" and _repeats(run_lf, options, notes):
+            return pl.DataFrame(schema=SIMILARITY_SCHEMA)
+        run_lf, found, dropped = unique_rankings(
+            run_lf,
+            options,
+            self.duplicates,  # type: ignore[arg-type]
+        )
+        if dropped:
+            notes.add("dropped", str(dropped))
+        if rank:
+            check_ranks(run_lf)
+        rows = similarity_rows(
+            run_lf,
+            found,
+            parse_metrics(list(self.metrics), family="similarity"),
+            list(self.runs),
+            list(self.baselines),
+            missing=self.missing,  # type: ignore[arg-type]
+            rank_from=self.rank_from,  # type: ignore[arg-type]
+            report=False,  # the driver reported them, for all groups
+        )
+        position = {name: i for i, name in enumerate(self.runs)}
+        return rows.with_columns(
+            pl.col("run_id")
+            .replace_strict(position, return_dtype=pl.Int64)
+            .alias("__ireval_run"),
+            pl.col("baseline")
+            .replace_strict(position, return_dtype=pl.Int64)
+            .alias("__ireval_baseline"),
+            pl.int_range(pl.len(), dtype=pl.Int64)
+            .over("run_id", "baseline", "query_id")
+            .alias(ORDER),
+        )
+
+
+def _repeats(run: pl.LazyFrame, options: EngineOptions, notes: Note) -> bool:
+    """Note the documents repeated in one ranking of ``run``; whether there are any."""
+    counts = repeated_documents(run, options)
+    if counts is None:
+        return False
+    extra = int(counts["n"].sum()) - counts.height
+    text = {
+        "documents": counts.height,
+        "extra": extra,
+        "example": counts.row(0, named=True),
+    }
+    notes.add("repeats", json.dumps(text))
+    return True
