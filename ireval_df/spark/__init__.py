@@ -24,12 +24,14 @@ from ireval_df._utils.lazy import lazy_names
 
 if TYPE_CHECKING:
     from ireval_df.spark.comparison import similarity
+    from ireval_df.spark.diagnosis import failures
     from ireval_df.spark.evaluation import evaluate
 
-__all__ = ["evaluate", "similarity"]
+__all__ = ["evaluate", "failures", "similarity"]
 
 _MODULES = {
     "evaluate": "ireval_df.spark.evaluation",
+    "failures": "ireval_df.spark.diagnosis",
     "similarity": "ireval_df.spark.comparison",
 }
 

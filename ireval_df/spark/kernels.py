@@ -38,6 +38,7 @@ __all__ = [
     "ROW",
     "TEXT",
     "EvaluateKernel",
+    "FailuresKernel",
     "SimilarityKernel",
     "Note",
     "arrow_type",
@@ -390,3 +391,94 @@ def _repeats(run: pl.LazyFrame, options: EngineOptions, notes: Note) -> bool:
     }
     notes.add("repeats", json.dumps(text))
     return True
+
+
+#: The per-query rows of ``failures`` (see :func:`ireval_df.failures`).
+FAILURES_SCHEMA: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "query_id": pl.String(),
+    **{
+        name: pl.Int64()
+        for name in (
+            "n_relevant",
+            "n_top_k",
+            "n_candidate",
+            "n_scoring",
+            "n_dropped",
+            "n_inverted_pairs",
+            "n_calibration_pairs",
+            "n_freshness_pairs",
+        )
+    },
+    "intent_failure": pl.Boolean(),
+    "failure": pl.String(),
+}
+
+
+@dataclass(frozen=True)
+class FailuresKernel:
+    """:func:`ireval_df.failures` per query on one group of whole queries.
+
+    ``runs`` are the runs of the whole data; ``weights`` the intents'
+    weights (``intents=``), read on the driver. Notes: ``dropped`` and
+    ``repeats``, as :class:`EvaluateKernel`'s.
+    """
+
+    runs: tuple[str, ...]
+    k: int
+    rel: int
+    stages: tuple[str, ...] | None
+    stage_depth: int | None
+    weights: pl.DataFrame | None
+    columns: Mapping[str, str] | None
+    duplicates: str
+    bucket: str
+    large: bool
+
+    def __call__(self, run: pa.Table, qrels: pa.Table) -> pa.Table:
+        """Count one group's failures: its per-query rows and notes, as Arrow."""
+        return _run_kernel(
+            lambda notes: self._count(run, qrels, notes),
+            FAILURES_SCHEMA,
+            large=self.large,
+        )
+
+    def _count(self, run: pa.Table, qrels: pa.Table, notes: Note) -> pl.DataFrame:
+        from ireval_df.diagnostics.failure_kinds import failure_rows
+        from ireval_df.diagnostics.intents import read_judgments
+        from ireval_df.diagnostics.stages import pipeline
+        from ireval_df.offline.evaluation import unique_rankings
+
+        run_lf = read_run_side(run, columns=self.columns, rank=False, drop=self.bucket)
+        options = EngineOptions()
+        if self.duplicates == "error" and _repeats(run_lf, options, notes):
+            return pl.DataFrame(schema=FAILURES_SCHEMA)
+        run_lf, rankings, dropped = unique_rankings(
+            run_lf,
+            options,
+            self.duplicates,  # type: ignore[arg-type]
+        )
+        if dropped:
+            notes.add("dropped", str(dropped))
+        if qrels.num_rows == 0:  # queries only in the run: not counted
+            return pl.DataFrame(schema=FAILURES_SCHEMA)
+        frame = pl.from_arrow(qrels)
+        assert isinstance(frame, pl.DataFrame)  # noqa: S101 - a Table gives a frame
+        judged = read_judgments(frame.drop(self.bucket, strict=False))
+        runs = list(self.runs)
+        found = (
+            None
+            if self.stages is None
+            else pipeline(list(self.stages), self.stage_depth, runs)
+        )
+        per_query, _, _ = failure_rows(
+            run_lf,
+            rankings,
+            runs,
+            judged,
+            None if self.weights is None else self.weights.lazy(),
+            k=self.k,
+            rel=self.rel,
+            found=found,
+        )
+        return per_query
