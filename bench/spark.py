@@ -142,7 +142,7 @@ def local_round(run: Path, qrels: Path) -> dict[str, float]:
     return {"wall_s": wall, "evaluate_s": inner, "peak_mib": usage.ru_maxrss / 1024}
 
 
-def session(driver_memory: str) -> Any:
+def session(driver_memory: str, shuffle_partitions: int) -> Any:
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -152,7 +152,7 @@ def session(driver_memory: str) -> Any:
         .appName("ireval_df-bench")
         .config("spark.driver.memory", driver_memory)
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "16")
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
@@ -183,6 +183,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--partitions", type=int, nargs="*", default=[4, 16, 64])
     parser.add_argument("--driver-memory", default="6g")
+    parser.add_argument(
+        "--shuffle-partitions",
+        type=int,
+        default=16,
+        help="spark.sql.shuffle.partitions: the default partitions of the jobs",
+    )
     parser.add_argument("--no-local", action="store_true", help="skip the local rounds")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
@@ -211,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     from pyspark.sql import functions as F  # noqa: N812
 
     start = time.perf_counter()
-    spark = session(args.driver_memory)
+    spark = session(args.driver_memory, args.shuffle_partitions)
     results["session_s"] = time.perf_counter() - start
     run = spark.read.parquet(str(run_path))
     qrels = spark.read.parquet(str(qrels_path))

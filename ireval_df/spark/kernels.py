@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ireval_df.errors import IrevalError
+from ireval_df.errors import IrevalError, IrevalWarning
 from ireval_df.measures import parse_metrics
 from ireval_df.offline.engine import EngineOptions
 from ireval_df.offline.evaluation import evaluate_queries, repeated_documents
@@ -120,8 +120,9 @@ def _run_kernel(
             notes.add(
                 "error", json.dumps({"class": type(exc).__name__, "message": str(exc)})
             )
-    for warning in caught:
-        notes.add("warning", str(warning.message))
+    for warning in caught:  # ours, for the driver to issue; others stay in the log
+        if issubclass(warning.category, IrevalWarning):
+            notes.add("warning", str(warning.message))
     frames = []
     if result is not None and result.height:
         frames.append(

@@ -185,3 +185,18 @@ def test_the_summary_of_spark_rows_is_the_local_summary(to_spark):
         ie.summarize(got, ci="t").drop("ci_low", "ci_high"),
         ie.summarize(want, ci="t").drop("ci_low", "ci_high"),
     )
+
+
+def test_large_arrow_strings_setting(spark, to_spark):
+    # with useLargeVarTypes Spark sends and expects large_string: the kernels follow
+    run, qrels = random_case(4, queries=10)
+    key = "spark.sql.execution.arrow.useLargeVarTypes"
+    spark.conf.set(key, "true")
+    try:
+        got, _ = caught(
+            lambda: collect(isp.evaluate(to_spark(run), to_spark(qrels), "AP"))
+        )
+    finally:
+        spark.conf.set(key, "false")
+    want, _ = caught(lambda: ie.evaluate(run, qrels, "AP"))
+    assert_same(got, want)
