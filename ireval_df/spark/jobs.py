@@ -228,10 +228,19 @@ def to_polars(frame: DataFrame) -> pl.DataFrame:
 
 
 def to_spark(spark: SparkSession, frame: pl.DataFrame) -> DataFrame:
-    """Send a small polars frame to Spark (unsigned integers, which Spark lacks, widened)."""
+    """Send a small polars frame to Spark, its dtypes kept.
+
+    Unsigned integers, which Spark lacks, are widened; a time without a zone
+    (ireval_df's UTC times) stays one (``TIMESTAMP_NTZ``), whatever the
+    session's ``spark.sql.timestampType``, so that it comes back unchanged.
+    """
+    from pyspark.sql.pandas.types import from_arrow_schema
+
     widened = frame.with_columns(
         pl.col(name).cast(pl.Int64)
         for name, dtype in frame.schema.items()
         if dtype in (pl.UInt8, pl.UInt16, pl.UInt32)
     )
-    return spark.createDataFrame(widened.to_arrow())
+    table = widened.to_arrow()
+    schema = from_arrow_schema(table.schema, prefer_timestamp_ntz=True)
+    return spark.createDataFrame(table, schema=schema)
