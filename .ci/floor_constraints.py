@@ -17,7 +17,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-EXTRAS = ("pandas", "stats", "zstd", "plot")
+EXTRAS = ("pandas", "stats", "zstd", "plot", "spark")
 #: Development oracles that cannot install beside the floors (tea-tasting
 #: 1.14 needs numpy 1.25, pyarrow 16 and scipy 1.11); the floor pass leaves
 #: them out and their tests say they skip

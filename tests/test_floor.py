@@ -53,7 +53,7 @@ def test_ci_pins_every_runtime_dependency_and_extra_at_its_floor() -> None:
     pins = dict(line.split("==") for line in done.stdout.split())
     project = _project()
     wanted = list(project["dependencies"])
-    for extra in ("pandas", "stats", "zstd", "plot"):
+    for extra in ("pandas", "stats", "zstd", "plot", "spark"):
         wanted += project["optional-dependencies"][extra]
     for requirement in wanted:
         name, floor = requirement.split(">=")

@@ -13,6 +13,7 @@ from ireval_df.cli.args import (
     slices_of,
 )
 from ireval_df.cli.render import render_table, wide
+from ireval_df.errors import OptionError
 from ireval_df.offline.conventions import UNJUDGED_AT, UNJUDGED_WARN
 
 if TYPE_CHECKING:
@@ -76,6 +77,22 @@ def register(sub: Any) -> None:
         "keep the estimated peak within a sixth of the machine's memory",
     )
     ev.add_argument(
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="local (default): this process; spark: the runs and qrels are read "
+        "and evaluated by Spark (any Spark-readable path: s3a://, hdfs://, a "
+        "Parquet or Delta folder ...), with the active Spark configuration; the "
+        "per-query rows come back here for the means",
+    )
+    ev.add_argument(
+        "--partitions",
+        type=int,
+        metavar="N",
+        help="with --engine spark: groups of queries, one Python call each "
+        "(default: spark.sql.shuffle.partitions)",
+    )
+    ev.add_argument(
         "--compat",
         choices=("10", "9"),
         default="10",
@@ -116,23 +133,28 @@ def run(args: argparse.Namespace) -> int:
 
     by = slices_of(args)
     metrics = args.metric or list(DEFAULT_METRICS)
-    runs = args.run if len(args.run) > 1 else args.run[0]
-    qrels = (
-        ie.read_qrels(args.qrels, intents=True) if args.qrels_intents else args.qrels
-    )
-    per_query = ie.evaluate(
-        runs,
-        qrels,
-        metrics,
-        queries=args.queries,
-        missing=args.missing,
-        depth=args.depth,
-        duplicates=args.duplicates,
-        rank_from=args.rank_from,
-        buckets=args.buckets,
-        warn_unjudged=args.warn_unjudged,
-        compat=args.compat,
-    )
+    options: dict[str, Any] = {
+        "queries": args.queries,
+        "missing": args.missing,
+        "depth": args.depth,
+        "duplicates": args.duplicates,
+        "rank_from": args.rank_from,
+        "warn_unjudged": args.warn_unjudged,
+        "compat": args.compat,
+    }
+    if args.engine == "spark":
+        per_query = _on_spark(args, metrics, options)
+    else:
+        if args.partitions is not None:
+            msg = "--partitions is an option of --engine spark; use --buckets locally."
+            raise OptionError(msg)
+        runs = args.run if len(args.run) > 1 else args.run[0]
+        qrels = (
+            ie.read_qrels(args.qrels, intents=True)
+            if args.qrels_intents
+            else args.qrels
+        )
+        per_query = ie.evaluate(runs, qrels, metrics, buckets=args.buckets, **options)
     # the printed table shows no interval: skip the bootstrap unless writing one
     ci: Literal["auto", "bootstrap", "t"] = args.ci if args.output else "t"
     result = per_query if args.per_query else ie.summarize(per_query, by=by, ci=ci)
@@ -153,3 +175,18 @@ def run(args: argparse.Namespace) -> int:
         )
     out.write(render_table(table) + "\n")
     return 0
+
+
+def _on_spark(
+    args: argparse.Namespace, metrics: list[str], options: dict[str, Any]
+) -> Any:
+    """Evaluate on Spark (``--engine spark``); the per-query rows, collected here."""
+    from ireval_df.spark import evaluate
+    from ireval_df.spark.jobs import to_polars
+    from ireval_df.spark.sources import read_qrels, read_run, session, stack_runs
+
+    spark = session()
+    run = stack_runs([read_run(spark, path) for path in args.run])
+    qrels = read_qrels(spark, args.qrels)
+    result = evaluate(run, qrels, metrics, partitions=args.partitions, **options)
+    return to_polars(result)

@@ -29,10 +29,11 @@ from ireval_df.stats.frames import check_choice, output, slice_columns
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from ireval_df.diagnostics.intents import Judgments
     from ireval_df.diagnostics.stages import Pipeline
     from ireval_df.offline.engine import Rankings
 
-__all__ = ["DOCUMENT_KINDS", "FAILURES", "failures"]
+__all__ = ["DOCUMENT_KINDS", "FAILURES", "failure_rows", "failures", "report_dropped"]
 
 #: Kinds that lose a relevant document, in their priority on ties
 DOCUMENT_KINDS = ("candidate", "dropped", "scoring")
@@ -269,42 +270,18 @@ def failures(
     run_lf, rankings = _deduplicated(run_lf, rankings, duplicates)
     run_ids = sorted(str(r) for r in rankings.sizes["run_id"].unique().to_list())
     found = None if stages is None else pipeline(stages, stage_depth, run_ids)
-    labelled = label_qrels(judged.qrels).collect()
-    ranked = (
-        ranked_rows(run_lf, labelled.lazy(), options, every=False, rankings=rankings)
-        .select("run_id", "query_id", "doc_id", "rank", "label")
-        .collect()
-    )
-    runs = pl.DataFrame({"run_id": run_ids}, schema={"run_id": pl.String})
-    documents = _documents(ranked, labelled, runs, found, k, rel)
-    top = ranked.filter((pl.col("rank") <= k) & (pl.col("label") >= 0))
-    if documents_lf is not None:
-        wanted = list(dict.fromkeys([*(ATTRIBUTES[kind] for kind in known), *doc_by]))
-        top = _attach(top, documents_lf, wanted)
-        if doc_by:
-            documents = _attach(documents, documents_lf, wanted)
-        _warn_unknown(top, documents if doc_by else None, wanted)
-    pairs = inverted_pairs(top.lazy(), doc_by).collect()
-    grid = runs.join(labelled.select("query_id").unique(), how="cross")
-    per_query = _counted(grid, documents, pairs, _KEYS, known=known)
-    if judged.intents is None:
-        per_query = per_query.with_columns(
-            pl.lit(None, dtype=pl.Boolean).alias("intent_failure")
-        )
-    else:
-        primary = primary_intents(judged.intents, rel, weights)
-        failed = intent_failures(ranked, judged.intents, primary, k, rel)
-        has_primary = pl.col("query_id").is_in(primary["query_id"].implode())
-        per_query = per_query.join(failed, on=_KEYS, how="left").with_columns(
-            pl.when(has_primary)
-            .then(pl.col("intent_failure").fill_null(value=False))
-            .otherwise(None)
-            .alias("intent_failure")
-        )
-    per_query = (
-        per_query.with_columns(_dominant().alias("failure"))
-        .select(*_KEYS, *_COUNTS, "intent_failure", "failure")
-        .sort(_KEYS)
+    per_query, documents, pairs = failure_rows(
+        run_lf,
+        rankings,
+        run_ids,
+        judged,
+        weights,
+        k=k,
+        rel=rel,
+        found=found,
+        documents_lf=documents_lf,
+        known=known,
+        doc_by=doc_by,
     )
     settings: dict[str, Any] = {"failures_k": k, "rel": rel}
     if found is not None:
@@ -451,10 +428,7 @@ def _deduplicated(
         return run, rankings
     kept, extra = deduplicate(run, counts, duplicates)
     kept = kept.collect().lazy()
-    warn(
-        f"dropped {extra} repeated run rows (duplicates={duplicates!r}): a document "
-        "appeared more than once in the same ranking."
-    )
+    report_dropped(extra, duplicates)
     return kept, find_rankings(kept, EngineOptions())
 
 
@@ -622,3 +596,79 @@ def _summary(per_query: pl.DataFrame, slices: list[str]) -> pl.DataFrame:
             *(f"queries_{name}" for name in FAILURES),
         )
     )
+
+
+def failure_rows(
+    run_lf: pl.LazyFrame,
+    rankings: Rankings,
+    run_ids: list[str],
+    judged: Judgments,
+    weights: pl.LazyFrame | None,
+    *,
+    k: int,
+    rel: int,
+    found: Pipeline | None,
+    documents_lf: pl.LazyFrame | None = None,
+    known: list[str] | None = None,
+    doc_by: list[str] | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Count the failures of every (run, query): :func:`failures`'s per-query rows.
+
+    ``run_lf`` is a checked run without repeated documents and
+    ``rankings`` its rankings; ``run_ids`` the runs of the whole data
+    (each is scored on every query of ``judged``, one it did not answer
+    as all candidate failures); an engine that splits the queries
+    (``ireval_df.spark``) passes those of all its parts. Returns the
+    per-query rows, sorted by run and query, and the relevant documents
+    and inverted pairs they count (for slices).
+    """
+    known = known or []
+    doc_by = doc_by or []
+    options = EngineOptions()
+    labelled = label_qrels(judged.qrels).collect()
+    ranked = (
+        ranked_rows(run_lf, labelled.lazy(), options, every=False, rankings=rankings)
+        .select("run_id", "query_id", "doc_id", "rank", "label")
+        .collect()
+    )
+    runs = pl.DataFrame({"run_id": run_ids}, schema={"run_id": pl.String})
+    documents = _documents(ranked, labelled, runs, found, k, rel)
+    top = ranked.filter((pl.col("rank") <= k) & (pl.col("label") >= 0))
+    if documents_lf is not None:
+        wanted = list(dict.fromkeys([*(ATTRIBUTES[kind] for kind in known), *doc_by]))
+        top = _attach(top, documents_lf, wanted)
+        if doc_by:
+            documents = _attach(documents, documents_lf, wanted)
+        _warn_unknown(top, documents if doc_by else None, wanted)
+    pairs = inverted_pairs(top.lazy(), doc_by).collect()
+    grid = runs.join(labelled.select("query_id").unique(), how="cross")
+    per_query = _counted(grid, documents, pairs, _KEYS, known=known)
+    if judged.intents is None:
+        per_query = per_query.with_columns(
+            pl.lit(None, dtype=pl.Boolean).alias("intent_failure")
+        )
+    else:
+        primary = primary_intents(judged.intents, rel, weights)
+        failed = intent_failures(ranked, judged.intents, primary, k, rel)
+        has_primary = pl.col("query_id").is_in(primary["query_id"].implode())
+        per_query = per_query.join(failed, on=_KEYS, how="left").with_columns(
+            pl.when(has_primary)
+            .then(pl.col("intent_failure").fill_null(value=False))
+            .otherwise(None)
+            .alias("intent_failure")
+        )
+    per_query = (
+        per_query.with_columns(_dominant().alias("failure"))
+        .select(*_KEYS, *_COUNTS, "intent_failure", "failure")
+        .sort(_KEYS)
+    )
+    return per_query, documents, pairs
+
+
+def report_dropped(extra: int, duplicates: Duplicates) -> None:
+    """Warn that ``extra`` repeated run rows were dropped (nothing when none were)."""
+    if extra:
+        warn(
+            f"dropped {extra} repeated run rows (duplicates={duplicates!r}): a document "
+            "appeared more than once in the same ranking."
+        )

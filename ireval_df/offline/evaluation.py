@@ -235,27 +235,14 @@ def evaluate(
     >>> evaluate(run, qrels, ["RR", "P@2"]).select("metric", "value").rows()
     [('RR', 0.5), ('P@2', 0.5)]
     """
-    _choice("compat", compat, ("10", "9"))
-    if missing is None:
-        missing = "skip" if compat == "9" else "zero"
-    _choice("missing", missing, ("zero", "skip", "error"))
-    _choice("duplicates", duplicates, ("error", "first", "max"))
-    _choice("rank_from", rank_from, ("score", "column"))
-    if warn_unjudged is not None and (
-        isinstance(warn_unjudged, bool)
-        or not isinstance(warn_unjudged, int | float)
-        or not 0 <= warn_unjudged <= 1
-    ):
-        msg = (
-            f"warn_unjudged must be a share between 0 and 1, or None (never warn), "
-            f"found {warn_unjudged!r}."
-        )
-        raise OptionError(msg)
-    if depth is not None and (
-        isinstance(depth, bool) or not isinstance(depth, int) or depth < 1
-    ):
-        msg = f"depth must be a positive whole number, found {depth!r}."
-        raise OptionError(msg)
+    missing = check_options(
+        missing=missing,
+        depth=depth,
+        duplicates=duplicates,
+        rank_from=rank_from,
+        warn_unjudged=warn_unjudged,
+        compat=compat,
+    )
     specs = parse_metrics(metrics, family="offline")
     _refuse_preference_measures(specs)
     attributes = None if queries is None else as_queries(queries).collect()
@@ -310,6 +297,55 @@ def evaluate(
         "polars": POLARS_VERSION,
     }
     return _provenance.output(long, run, settings)
+
+
+def check_options(
+    *,
+    missing: Missing | None,
+    depth: int | None,
+    duplicates: Duplicates,
+    rank_from: RankFrom,
+    warn_unjudged: float | None,
+    compat: Compat,
+) -> Missing:
+    """Check :func:`evaluate`'s options; return ``missing`` with its default chosen.
+
+    Shared with the engines that run :func:`evaluate_queries` elsewhere (Spark),
+    so that a bad option is refused with the same message before any work.
+
+    Raises
+    ------
+    OptionError
+        A value the option does not take.
+
+    Examples
+    --------
+    >>> check_options(missing=None, depth=None, duplicates="error",
+    ...               rank_from="score", warn_unjudged=0.5, compat="9")
+    'skip'
+    """
+    _choice("compat", compat, ("10", "9"))
+    if missing is None:
+        missing = "skip" if compat == "9" else "zero"
+    _choice("missing", missing, ("zero", "skip", "error"))
+    _choice("duplicates", duplicates, ("error", "first", "max"))
+    _choice("rank_from", rank_from, ("score", "column"))
+    if warn_unjudged is not None and (
+        isinstance(warn_unjudged, bool)
+        or not isinstance(warn_unjudged, int | float)
+        or not 0 <= warn_unjudged <= 1
+    ):
+        msg = (
+            f"warn_unjudged must be a share between 0 and 1, or None (never warn), "
+            f"found {warn_unjudged!r}."
+        )
+        raise OptionError(msg)
+    if depth is not None and (
+        isinstance(depth, bool) or not isinstance(depth, int) or depth < 1
+    ):
+        msg = f"depth must be a positive whole number, found {depth!r}."
+        raise OptionError(msg)
+    return missing
 
 
 def _doc_slicing(
@@ -413,7 +449,7 @@ def _evaluate_buckets(
     run_ids = None
     if buckets > 1:  # check alignment before any bucket is evaluated
         pairs = run_lf.select("run_id", "query_id").unique().collect(engine="streaming")
-        stats = _alignment(pairs, qrels_lf, missing)
+        stats = check_alignment(pairs, qrels_lf, missing)
         run_ids = pairs.select("run_id").unique().lazy()  # a run may miss a bucket
     wides, dropped = [], 0
     parts: list[SlicePart] = []
@@ -436,31 +472,84 @@ def _evaluate_buckets(
             wides.append(wide)
             dropped += extra
             bar.update()
-    if dropped:
-        warn(
-            f"dropped {dropped} repeated (query, doc) rows from the run "
-            f"(duplicates={duplicates!r}); pass duplicates='error' to reject such runs."
-        )
+    report_dropped(dropped, duplicates)
     wide = (
         pl.concat(wides)
         if buckets == 1
         else pl.concat(wides).sort(["run_id", "query_id"])
     )
     if warn_unjudged is not None:
-        _warn_unjudged(wide, warn_unjudged)
+        shares = unjudged_shares(wide)["share"]
+        report_unjudged(shares.mean() if shares.len() else None, warn_unjudged)
     if slicing is not None:
         return assemble(slicing, parts, wide.select(*KEYS)), stats, dropped
+    return _long(wide, specs, computed), stats, dropped
 
+
+def _long(
+    wide: pl.DataFrame, specs: list[Metric], computed: list[Metric]
+) -> pl.DataFrame:
+    """Turn the engine's wide frame (a column per metric) into the long result."""
     names = [str(m) for m in specs]
     # wide is sorted by run and query: one list per row, exploded, keeps that
     # order and the order of ``metrics`` without another sort
-    long = wide.select(
+    return wide.select(
         "run_id",
         "query_id",
         metric=pl.lit(pl.Series([names], dtype=pl.List(pl.String))).first(),
         value=pl.concat_list([str(m) for m in computed]),
     ).explode("metric", "value")
-    return long, stats, dropped
+
+
+def evaluate_queries(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    specs: list[Metric],
+    *,
+    run_ids: Iterable[str],
+    missing: Missing,
+    depth: int | None,
+    duplicates: Duplicates,
+    rank_from: RankFrom,
+    compat: Compat,
+) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+    """Evaluate a part of the data that holds whole queries, as :func:`evaluate` does.
+
+    For engines that split the queries themselves (``ireval_df.spark``):
+    ``run`` and ``qrels`` are canonical (:func:`~ireval_df.schema.coerce.as_run`),
+    hold every row of their queries and may be empty; the options were
+    checked (:func:`check_options`) and the alignment of the whole data
+    reported (:func:`check_alignment`) by the caller. ``run_ids`` are the
+    runs of the whole data: with ``missing="zero"`` each of them is scored
+    on this part's qrels queries, even one that has no row here.
+
+    Returns
+    -------
+    tuple
+        The long result (``run_id, query_id, metric, value``, sorted as
+        :func:`evaluate` sorts), the unjudged share of the top 10 of each
+        answered (run, query) (:func:`unjudged_shares`) and the rows
+        dropped by ``duplicates``.
+    """
+    computed = specs
+    if compat == "9":  # trec_eval 9.x stored scores as float32
+        run = run.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
+        computed = [_as_trec_eval_9(m) for m in specs]
+    if rank_from == "column":
+        check_ranks(run)
+    options = EngineOptions(
+        depth=depth,
+        missing="skip" if missing == "skip" else "zero",
+        rank_from=rank_from,
+    )
+    hidden = [m for m in parse_metrics(list(_HIDDEN)) if m not in computed]
+    ids = pl.LazyFrame({"run_id": sorted(set(run_ids))}, schema={"run_id": pl.String})
+    known = {"missing": 0, "run_only": 0}  # reported by the caller: not again
+    wide, _, dropped = _evaluate_part(
+        run, qrels, [*computed, *hidden], options, missing, duplicates, known, ids
+    )
+    wide = wide.sort(["run_id", "query_id"])
+    return _long(wide, specs, computed), unjudged_shares(wide), dropped
 
 
 def _judged(qrels: Any, *, in_memory: bool) -> pl.LazyFrame:
@@ -541,7 +630,7 @@ def _evaluate_part(
     """
     run, rankings, dropped = unique_rankings(run, options, duplicates)
     if not stats:
-        stats = _alignment(rankings.sizes, qrels, missing)
+        stats = check_alignment(rankings.sizes, qrels, missing)
     wide_lf = per_query_wide(
         metrics, run, qrels, options, rankings=rankings, run_ids=run_ids
     )
@@ -569,6 +658,31 @@ def unique_rankings(
         return run, rankings, 0
     run, dropped = deduplicate(run, counts, duplicates)
     return run, find_rankings(run, options), dropped
+
+
+def repeated_documents(
+    run: pl.LazyFrame, options: EngineOptions
+) -> pl.DataFrame | None:
+    """Every document twice in one ranking of ``run``, with its count ``n``; None if none.
+
+    Sorted by run, query and document, as :func:`repeats_error` quotes them.
+    """
+    return _repeats(run, find_rankings(run, options, repeats=True))
+
+
+def repeats_error(documents: int, extra: int, example: Mapping[str, Any]) -> DataError:
+    """Return the error for ``documents`` repeated in one ranking, ``extra`` rows more.
+
+    ``example`` is the first of them (``run_id, query_id, doc_id, n``).
+    """
+    msg = (
+        f"the run has {documents} documents that appear more than once in the same "
+        f"ranking ({extra} extra rows), e.g. run {example['run_id']!r}, query "
+        f"{example['query_id']!r}, doc {example['doc_id']!r} x{example['n']}. trec_eval "
+        "rejects such runs.\n  Hint: pass duplicates='first' (keep the first row) or "
+        "duplicates='max' (keep the highest score)."
+    )
+    return DataError(msg)
 
 
 def _repeats(run: pl.LazyFrame, rankings: Rankings) -> pl.DataFrame | None:
@@ -612,23 +726,15 @@ def deduplicate(
     """Reject, or keep one of, the repeated rows ``counts`` lists; count the extra rows."""
     key = ["run_id", "query_id", "doc_id"]
     extra = int(counts["n"].sum()) - counts.height
-    example = counts.row(0, named=True)
     if policy == "error":
-        msg = (
-            f"the run has {counts.height} documents that appear more than once in the same "
-            f"ranking ({extra} extra rows), e.g. run {example['run_id']!r}, query "
-            f"{example['query_id']!r}, doc {example['doc_id']!r} x{example['n']}. trec_eval "
-            "rejects such runs.\n  Hint: pass duplicates='first' (keep the first row) or "
-            "duplicates='max' (keep the highest score)."
-        )
-        raise DataError(msg)
+        raise repeats_error(counts.height, extra, counts.row(0, named=True))
     if policy == "max":
         kept = run.sort("score", descending=True, maintain_order=True)
         return kept.unique(subset=key, keep="first", maintain_order=True), extra
     return run.unique(subset=key, keep="first", maintain_order=True), extra
 
 
-def _alignment(
+def check_alignment(
     pairs: pl.DataFrame, qrels: pl.LazyFrame, missing: Missing
 ) -> dict[str, int]:
     """Count (and report) queries on one side only; reject disjoint inputs.
@@ -684,13 +790,31 @@ def _alignment(
     return {"missing": absent.height, "run_only": run_only.len()}
 
 
-def _warn_unjudged(wide: pl.DataFrame, threshold: float) -> None:
-    present = wide.filter(~pl.col(MISSING))
-    if present.height == 0:
-        return
+def unjudged_shares(wide: pl.DataFrame) -> pl.DataFrame:
+    """Return the unjudged share of the top 10 of each answered (run, query), ``share``.
+
+    ``wide`` is the engine's frame with the hidden ``Judged@10`` and
+    ``NumRet@10`` columns; their mean is what :func:`report_unjudged` reads.
+    """
     judged, retrieved = _HIDDEN
     unjudged = pl.col(retrieved) * (1.0 - pl.col(judged)) / float(UNJUDGED_AT)
-    share = present.select(unjudged.mean()).item()
+    return wide.filter(~pl.col(MISSING)).select(unjudged.alias("share"))
+
+
+def report_dropped(dropped: int, duplicates: Duplicates) -> None:
+    """Warn that ``dropped`` repeated rows were dropped (nothing when none were)."""
+    if dropped:
+        warn(
+            f"dropped {dropped} repeated (query, doc) rows from the run "
+            f"(duplicates={duplicates!r}); pass duplicates='error' to reject such runs."
+        )
+
+
+def report_unjudged(share: Any, threshold: float) -> None:
+    """Warn when ``share``, the mean unjudged share of the top 10, exceeds ``threshold``.
+
+    ``share`` is None when no query was answered (nothing to warn about).
+    """
     if isinstance(share, float) and share > threshold:
         warn(
             f"{share:.0%} of the top {UNJUDGED_AT} documents are unjudged on average; metrics count them "

@@ -41,7 +41,14 @@ if TYPE_CHECKING:
     from ireval_df.schema.columns import Spec
     from ireval_df.schema.sources import Raw
 
-__all__ = ["Prepared", "first_line", "prepare", "prepare_run", "prepare_runs"]
+__all__ = [
+    "Prepared",
+    "check_schema",
+    "first_line",
+    "prepare",
+    "prepare_run",
+    "prepare_runs",
+]
 
 
 @dataclass(frozen=True)
@@ -337,6 +344,48 @@ def _check(
         result = result.collect().lazy()
     dtypes = {c: schema[c] for c in spec.canonical if c in schema}
     return Prepared(result, run_ids, dtypes)
+
+
+def check_schema(
+    schema: Mapping[str, pl.DataType],
+    spec: Spec,
+    columns: Mapping[str, str] | None,
+    label: str,
+    *,
+    rank: bool = True,
+) -> dict[str, str]:
+    """Check a source's column names and dtypes without reading a row.
+
+    For engines that hold the rows elsewhere (``ireval_df.spark``): the same
+    resolution of names (:func:`~ireval_df.schema.columns.resolve`) and the
+    same dtype errors as :func:`prepare`, raised before any work starts.
+    The values are checked later, where the rows are.
+
+    Returns
+    -------
+    dict of str to str
+        Each source column used and its canonical name (without ``rank``
+        when ``rank`` is False).
+
+    Raises
+    ------
+    SchemaError
+        A missing column, a bad ``columns=``, or a dtype that cannot hold
+        the column's values.
+
+    Examples
+    --------
+    >>> from ireval_df.schema.columns import RUN
+    >>> check_schema({"qid": pl.Int64, "docno": pl.String, "sim": pl.Float64}, RUN, None, "run")
+    {'qid': 'query_id', 'docno': 'doc_id', 'sim': 'score'}
+    """
+    mapping = resolve(list(schema), spec, columns, label)
+    if not rank:
+        mapping = {src: dst for src, dst in mapping.items() if dst != "rank"}
+    for src, canon in mapping.items():
+        if canon in spec.canonical:
+            cast(Column(canon, src, schema[src], label), [])
+    return mapping
 
 
 def first_line(exc: BaseException) -> str:

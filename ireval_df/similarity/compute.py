@@ -28,9 +28,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
     from ireval_df.measures import Metric
+    from ireval_df.offline.engine import Rankings
     from ireval_df.similarity.measures import Kernel
 
-__all__ = ["similarity"]
+__all__ = ["report_dropped", "similarity", "similarity_rows"]
 
 Duplicates = Literal["error", "first", "max"]
 
@@ -121,13 +122,60 @@ def similarity(
     )
     runs_given = run_ids(run, found, caller="similarity")
     baselines = choose_baselines(baseline, runs_given)
+    report_dropped(dropped, duplicates)
+    if rank_from == "column":
+        check_ranks(run)
+    result = similarity_rows(
+        run, found, specs, runs_given, baselines, missing=missing, rank_from=rank_from
+    )
+    if queries is not None:
+        attributes = as_queries(queries).collect()
+        result = result.join(attributes, on="query_id", how="left")
+    settings = {
+        "family": "similarity",
+        "metrics": [str(m) for m in specs],
+        "baselines": baselines,
+        "missing": missing,
+        "rank_from": rank_from,
+        "tie_rule": TIE_RULE,
+        "duplicates": duplicates,
+        "duplicates_dropped": dropped,
+        "ireval_df": version_of("ireval-df"),
+        "polars": POLARS_VERSION,
+    }
+    return output(result, runs, settings)
+
+
+def report_dropped(dropped: int, duplicates: Duplicates) -> None:
+    """Warn that ``dropped`` repeated rows were dropped (nothing when none were)."""
     if dropped:
         warn(
             f"{dropped} repeated rows of documents that appear more than once in one "
             f"ranking were dropped (duplicates={duplicates!r})."
         )
-    if rank_from == "column":
-        check_ranks(run)
+
+
+def similarity_rows(
+    run: pl.LazyFrame,
+    found: Rankings,
+    specs: list[Metric],
+    runs_given: list[str],
+    baselines: list[str],
+    *,
+    missing: Literal["zero", "skip", "error"],
+    rank_from: Literal["score", "column"],
+    report: bool = True,
+) -> pl.DataFrame:
+    """Score every (run, baseline, query) of a checked run: :func:`similarity`'s rows.
+
+    ``run`` holds whole queries (every run's rows of each), without
+    repeated documents, with its rankings ``found``; ``runs_given`` are the
+    runs of the whole data in order of first appearance (an engine that
+    splits the queries, such as ``ireval_df.spark``, passes those of all
+    its parts) and ``baselines`` those chosen among them. ``report=False``
+    leaves the queries ranked on one side only to the caller
+    (:func:`~ireval_df.similarity.rankings.compared`).
+    """
     # every similarity measure reads the tie groups, not the order within them
     # (cut and without_ties order the groups they need)
     # and none reads deeper than its reach: documents below it are not ranked
@@ -136,7 +184,7 @@ def similarity(
     ranked = rank_with_ties(
         run, rank_from=rank_from, found=found, tie_order=False, reach=deepest
     )
-    pairs = pair_rankings(ranked, runs_given, baselines, missing=missing)
+    pairs = pair_rankings(ranked, runs_given, baselines, missing=missing, report=report)
     # the sides stay lazy over the ranked rows (in memory): a kernel that reads
     # only the top of each ranking (RBO past its horizon, a cutoff) filters
     # the rows before the join that pairs them
@@ -156,25 +204,9 @@ def similarity(
                 pl.col("value").cast(pl.Float64),
             )
         )
-    result = pl.concat(parts).sort(
+    return pl.concat(parts).sort(
         pl.col("run_id").cast(pl.Enum(runs_given)),
         pl.col("baseline").cast(pl.Enum(runs_given)),
         "query_id",
         maintain_order=True,
     )
-    if queries is not None:
-        attributes = as_queries(queries).collect()
-        result = result.join(attributes, on="query_id", how="left")
-    settings = {
-        "family": "similarity",
-        "metrics": [str(m) for m in specs],
-        "baselines": baselines,
-        "missing": missing,
-        "rank_from": rank_from,
-        "tie_rule": TIE_RULE,
-        "duplicates": duplicates,
-        "duplicates_dropped": dropped,
-        "ireval_df": version_of("ireval-df"),
-        "polars": POLARS_VERSION,
-    }
-    return output(result, runs, settings)

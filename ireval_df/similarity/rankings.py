@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
+    "check_two_runs",
+    "compared",
     "KEY",
     "RANKED",
     "Pairs",
@@ -539,14 +541,19 @@ def run_ids(run: pl.LazyFrame, found: Rankings, *, caller: str) -> list[str]:
     else:
         column = run.select("run_id").collect()["run_id"]
     ids = [str(r) for r in column.unique(maintain_order=True)]
+    check_two_runs(ids, caller=caller)
+    return ids
+
+
+def check_two_runs(ids: Sequence[str], *, caller: str) -> None:
+    """Raise :class:`OptionError` unless ``ids`` name two runs or more."""
     if len(ids) < 2:
         msg = (
             f"{caller} compares runs with a baseline, but only one run was given "
-            f"({ids!r}).\n  Hint: pass a list of runs, or a frame with a run_id "
+            f"({list(ids)!r}).\n  Hint: pass a list of runs, or a frame with a run_id "
             "column holding two or more."
         )
         raise OptionError(msg)
-    return ids
 
 
 def choose_baselines(
@@ -579,6 +586,7 @@ def pair_rankings(
     baselines: Sequence[str],
     *,
     missing: Missing = "zero",
+    report: bool = True,
 ) -> Pairs:
     """Pair each run's rankings with each baseline's, query by query.
 
@@ -608,57 +616,9 @@ def pair_rankings(
     DataError
         No pair to compare.
     """
-    if missing not in ("zero", "skip", "error"):
-        msg = f"missing={missing!r} is not one of 'zero', 'skip', 'error'."
-        raise OptionError(msg)
-    pairs: list[tuple[str, str]] = []
-    for base in baselines:
-        for run in runs:
-            if run != base and (base, run) not in pairs:
-                pairs.append((run, base))
-    if not pairs:
-        msg = (
-            f"nothing to compare: the runs are {list(runs)!r} and the baseline "
-            f"{list(baselines)!r}.\n  Hint: pass at least two runs."
-        )
-        raise DataError(msg)
-    queries = ranked.rankings.select(KEYS)
-    pair_frame = pl.DataFrame(
-        {"run_id": [r for r, _ in pairs], "baseline": [b for _, b in pairs]},
-        schema={"run_id": pl.String, "baseline": pl.String},
+    both = compared(
+        ranked.rankings.select(KEYS), runs, baselines, missing, report=report
     )
-    ranked_by = queries.with_columns(pl.lit(value=True).alias("__ireval_has"))
-    both = (
-        pl.concat(
-            [
-                pair_frame.join(queries, on="run_id"),
-                pair_frame.join(queries.rename({"run_id": "baseline"}), on="baseline"),
-            ]
-        )
-        .unique()
-        .join(
-            ranked_by.rename({"__ireval_has": "__ireval_in_run"}),
-            on=["run_id", "query_id"],
-            how="left",
-        )
-        .join(
-            ranked_by.rename(
-                {"run_id": "baseline", "__ireval_has": "__ireval_in_base"}
-            ),
-            on=["baseline", "query_id"],
-            how="left",
-        )
-    )
-    one_sided = both.filter(
-        pl.col("__ireval_in_run").is_null() | pl.col("__ireval_in_base").is_null()
-    )
-    if one_sided.height:
-        _report_one_sided(one_sided, missing)
-        if missing == "skip":
-            both = both.filter(
-                pl.col("__ireval_in_run").is_not_null()
-                & pl.col("__ireval_in_base").is_not_null()
-            )
     # keys numbered in the order of the compared run's rankings, then the
     # baseline's: where each ranking's rows are adjacent, both sides' rows
     # then come in key order, and a kernel can take the keys a batch at a
@@ -739,3 +699,73 @@ def _report_one_sided(one_sided: pl.DataFrame, missing: Missing) -> None:
         else "left out (missing='skip')"
     )
     warn(f"{what}: {done}.")
+
+
+def compared(
+    queries: pl.DataFrame,
+    runs: Sequence[str],
+    baselines: Sequence[str],
+    missing: Missing,
+    *,
+    report: bool = True,
+) -> pl.DataFrame:
+    """Return every (run, baseline, query) to compare, the one-sided reported.
+
+    ``queries`` holds each ``(run_id, query_id)`` a run ranks, once. A
+    comparison where one side does not rank the query is counted in a
+    warning (an error with ``missing="error"``; left out with ``"skip"``);
+    ``report=False`` leaves the report to a caller that sees all queries
+    (``ireval_df.spark`` reports once, for every group of queries).
+    """
+    if missing not in ("zero", "skip", "error"):
+        msg = f"missing={missing!r} is not one of 'zero', 'skip', 'error'."
+        raise OptionError(msg)
+    pairs: list[tuple[str, str]] = []
+    for base in baselines:
+        for run in runs:
+            if run != base and (base, run) not in pairs:
+                pairs.append((run, base))
+    if not pairs:
+        msg = (
+            f"nothing to compare: the runs are {list(runs)!r} and the baseline "
+            f"{list(baselines)!r}.\n  Hint: pass at least two runs."
+        )
+        raise DataError(msg)
+    pair_frame = pl.DataFrame(
+        {"run_id": [r for r, _ in pairs], "baseline": [b for _, b in pairs]},
+        schema={"run_id": pl.String, "baseline": pl.String},
+    )
+    ranked_by = queries.with_columns(pl.lit(value=True).alias("__ireval_has"))
+    both = (
+        pl.concat(
+            [
+                pair_frame.join(queries, on="run_id"),
+                pair_frame.join(queries.rename({"run_id": "baseline"}), on="baseline"),
+            ]
+        )
+        .unique()
+        .join(
+            ranked_by.rename({"__ireval_has": "__ireval_in_run"}),
+            on=["run_id", "query_id"],
+            how="left",
+        )
+        .join(
+            ranked_by.rename(
+                {"run_id": "baseline", "__ireval_has": "__ireval_in_base"}
+            ),
+            on=["baseline", "query_id"],
+            how="left",
+        )
+    )
+    one_sided = both.filter(
+        pl.col("__ireval_in_run").is_null() | pl.col("__ireval_in_base").is_null()
+    )
+    if one_sided.height:
+        if report:
+            _report_one_sided(one_sided, missing)
+        if missing == "skip":
+            both = both.filter(
+                pl.col("__ireval_in_run").is_not_null()
+                & pl.col("__ireval_in_base").is_not_null()
+            )
+    return both

@@ -1,0 +1,163 @@
+"""Spark sessions and Spark-readable paths, for the command line and scripts.
+
+:func:`session` returns the active Spark session, or starts one with the
+default configuration (``spark-submit``'s, ``spark-defaults.conf``, or a
+local one). :func:`read_run` and :func:`read_qrels` read any path Spark
+can read (``s3a://``, ``abfss://``, ``gs://``, ``hdfs://``, local), by its
+ending: Parquet (``.parquet``, ``.pq``, or a folder), Delta Lake (a
+``.delta`` folder, or a local folder with ``_delta_log``), CSV (``.csv``),
+TSV (``.tsv``), JSON Lines (``.jsonl``, ``.ndjson``, ``.json``), else TREC
+text (``qid Q0 docno rank score tag``, ``qid iter docno rel``; ``.gz`` is
+read by Spark itself).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from ireval_df.errors import DataError, OptionError
+from ireval_df.io.files import stem
+from ireval_df.schema.columns import RUN
+from ireval_df.schema.prepare import check_schema
+from ireval_df.spark.jobs import frame_schema, to_polars
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["read_qrels", "read_run", "session", "stack_runs"]
+
+
+def session() -> SparkSession:
+    """Return the active Spark session, or one built from the default configuration.
+
+    A session built here for a local master runs its Python workers with
+    this interpreter (``PYSPARK_PYTHON``, unless set), which has ireval_df.
+    """
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:
+        msg = (
+            "--engine spark needs pyspark 4: pip install 'ireval-df[spark]' "
+            "(and Java 17 for a local Spark)."
+        )
+        raise OptionError(msg) from exc
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    built = (
+        SparkSession.builder.appName("ireval-df")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    built.sparkContext.setLogLevel("ERROR")
+    return built
+
+
+def _kind(path: str) -> str:
+    """Return the format of ``path`` by its ending (see the module docstring)."""
+    name = PurePosixPath(path.rstrip("/")).name.lower()
+    for ending in (".gz", ".bz2"):
+        name = name.removesuffix(ending)
+    suffix = PurePosixPath(name).suffix
+    if suffix == ".delta" or Path(path, "_delta_log").is_dir():
+        return "delta"
+    if suffix in (".parquet", ".pq") or (suffix == "" and Path(path).is_dir()):
+        return "parquet"
+    return {
+        ".csv": "csv",
+        ".tsv": "tsv",
+        ".jsonl": "json",
+        ".ndjson": "json",
+        ".json": "json",
+    }.get(suffix, "trec")
+
+
+def _read(
+    spark: SparkSession, path: str, trec: tuple[tuple[str, int, str], ...]
+) -> DataFrame:
+    """Read ``path``; TREC text into the columns ``trec`` names (name, field, type)."""
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+    kind = _kind(path)
+    if kind in ("parquet", "delta", "json"):
+        return spark.read.format(kind).load(path)
+    if kind in ("csv", "tsv"):
+        return spark.read.csv(
+            path, header=True, inferSchema=True, sep="\t" if kind == "tsv" else ","
+        )
+    fields = F.split(F.trim(F.col("value")), r"\s+")
+    lines = spark.read.text(path).where(F.trim(F.col("value")) != "")
+    return lines.select(
+        *(fields.getItem(i).cast(dtype).alias(name) for name, i, dtype in trec)
+    )
+
+
+def read_run(spark: SparkSession, path: str) -> DataFrame:
+    """Read a run from a Spark-readable path; without a ``run_id`` it is named after its file.
+
+    TREC text keeps each line's tag as its ``run_id``, as the local reader does.
+    """
+    from pyspark.sql import functions as F  # noqa: N812
+
+    frame = _read(
+        spark,
+        path,
+        (
+            ("query_id", 0, "string"),
+            ("doc_id", 2, "string"),
+            ("rank", 3, "bigint"),
+            ("score", 4, "double"),
+            ("run_id", 5, "string"),
+        ),
+    )
+    if "run_id" not in frame.columns:
+        frame = frame.withColumn("run_id", F.lit(stem(path.rstrip("/"))))
+    return frame
+
+
+def stack_runs(frames: list[DataFrame]) -> DataFrame:
+    """Stack runs read by :func:`read_run`, each under its canonical column names.
+
+    A column named differently in each (``qid``, ``query_id``) is renamed
+    first, as :func:`ireval_df.evaluate` does with a list of runs.
+    """
+    from pyspark.sql import functions as F  # noqa: N812
+
+    if len(frames) == 1:
+        return frames[0]
+    parts = []
+    seen: dict[str, int] = {}
+    for i, frame in enumerate(frames, start=1):
+        mapping = check_schema(frame_schema(frame), RUN, None, f"run #{i}")
+        part = frame.select(
+            *(F.col(f"`{src}`").alias(dst) for src, dst in mapping.items())
+        )
+        # one small job a run: the names it holds, refused when another has one
+        for name in sorted(to_polars(part.select("run_id").distinct())["run_id"]):
+            if name in seen:
+                msg = (
+                    f"runs #{seen[name]} and #{i} of the list both have run_id "
+                    f"{name!r}; stacked runs need distinct run_ids.\n  Hint: "
+                    f"rename one first, e.g. read_run(source).with_columns("
+                    f"run_id=pl.lit('{name}-2'))."
+                )
+                raise DataError(msg)
+            seen[name] = i
+        parts.append(part)
+    stacked = parts[0]
+    for part in parts[1:]:
+        stacked = stacked.unionByName(part, allowMissingColumns=True)
+    return stacked
+
+
+def read_qrels(spark: SparkSession, path: str) -> DataFrame:
+    """Read qrels from a Spark-readable path (TREC text: ``qid iter docno rel``)."""
+    return _read(
+        spark,
+        path,
+        (("query_id", 0, "string"), ("doc_id", 2, "string"), ("relevance", 3, "int")),
+    )

@@ -1,0 +1,97 @@
+"""``ireval-df evaluate --engine spark`` and ``python -m ireval_df.spark`` print what the local engine prints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from spark_helpers import assert_same
+
+from ireval_df.cli.main import main
+from ireval_df.spark.__main__ import main as spark_main
+
+pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("ignore")]
+
+DATA = Path(__file__).resolve().parents[3] / "data"
+RUNS = [str(DATA / "runs" / "bm25.run"), str(DATA / "runs" / "dense.run")]
+QRELS = str(DATA / "qrels.txt")
+
+
+def _out(capsys, call, argv):
+    code = call(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_the_means_and_the_per_query_rows_are_the_local_ones(spark, capsys, tmp_path):
+    argv = ["evaluate", "--run", *RUNS, "--qrels", QRELS, "-m", "nDCG@10", "-m", "GMAP"]
+    code, local, _ = _out(capsys, main, argv)
+    assert code == 0
+    code, remote, _ = _out(
+        capsys, main, [*argv, "--engine", "spark", "--partitions", "3"]
+    )
+    assert code == 0
+    assert remote == local
+    code, module, _ = _out(capsys, spark_main, argv)  # evaluate runs on Spark
+    assert (code, module) == (0, local)
+
+    queries = str(DATA / "queries.tsv")
+    parquet = str(tmp_path / "qrels.parquet")
+    pl.read_csv(
+        QRELS,
+        separator=" ",
+        has_header=False,
+        new_columns=["query_id", "iter", "doc_id", "relevance"],
+        schema_overrides={"query_id": pl.String},
+    ).write_parquet(parquet)
+    per_query = [*argv, "--per-query", "--queries", queries]
+    assert main([*per_query, "-o", str(tmp_path / "local.parquet")]) == 0
+    remote_argv = [
+        *argv[:4],
+        "--qrels",
+        parquet,
+        *argv[6:],
+        "--per-query",
+        "--queries",
+        queries,
+    ]
+    assert (
+        main([*remote_argv, "--engine", "spark", "-o", str(tmp_path / "spark.parquet")])
+        == 0
+    )
+    assert_same(
+        pl.read_parquet(tmp_path / "spark.parquet"),
+        pl.read_parquet(tmp_path / "local.parquet"),
+    )
+
+
+def test_errors_exit_as_the_local_ones(spark, capsys):
+    both = [*RUNS[:1], str(DATA / "runs.parquet")]  # both hold a run 'bm25'
+    argv = ["evaluate", "--run", *both, "--qrels", QRELS, "-m", "AP"]
+    local = _out(capsys, main, argv)
+    remote = _out(capsys, main, [*argv, "--engine", "spark"])
+    assert local[0] == remote[0] == 1
+    assert local[2] == remote[2]
+    bad = [
+        "evaluate",
+        "--run",
+        RUNS[0],
+        "--qrels",
+        QRELS,
+        "-m",
+        "nDGC@10",
+        "--engine",
+        "spark",
+    ]
+    code, _, err = _out(capsys, main, bad)
+    assert code == 2
+    assert "nDGC" in err
+    assert "Traceback" not in err
+    code, _, err = _out(
+        capsys,
+        main,
+        ["evaluate", "--run", RUNS[0], "--qrels", QRELS, "--partitions", "2"],
+    )
+    assert code == 2
+    assert "--engine spark" in err
