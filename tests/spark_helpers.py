@@ -52,13 +52,22 @@ def caught(call: Callable[[], Any]) -> tuple[Any, list[str]]:
 
 
 def random_case(
-    seed: int, *, queries: int = 60, runs: int = 3, repeats: bool = False
+    seed: int,
+    *,
+    queries: int = 60,
+    runs: int = 3,
+    repeats: bool = False,
+    intents: bool = False,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """A stacked run and qrels: ties, graded and negative grades, one-sided queries.
 
     Query ``q000`` of the qrels is answered by no run; ``x00``.. only by the
     runs; the last run answers only the first half of the queries (so it has
     no row in some groups); with ``repeats`` a few documents appear twice.
+    With ``intents`` the qrels are judged per intent (an ``intent`` column):
+    every document for one of three intents at its grade, a third of them
+    for a second intent at a grade no higher, so that its grade, the
+    highest over its intents, is what the other measures see.
     """
     rng = np.random.default_rng(seed)
     run_rows, qrels_rows = [], []
@@ -91,5 +100,16 @@ def random_case(
     qrels = pl.DataFrame(
         qrels_rows, schema=["query_id", "doc_id", "relevance"], orient="row"
     )
+    if intents:
+        first = rng.integers(0, 3, size=qrels.height)
+        second = qrels.with_columns(
+            intent=pl.Series((first + 1) % 3).cast(pl.String),
+            relevance=pl.min_horizontal(
+                "relevance", pl.Series(rng.integers(-1, 4, size=qrels.height))
+            ),
+        ).filter(pl.Series(rng.random(qrels.height) < 1 / 3))
+        qrels = pl.concat(
+            [qrels.with_columns(intent=pl.Series(first).cast(pl.String)), second]
+        )
     order = rng.permutation(run.height)
     return run[order], qrels

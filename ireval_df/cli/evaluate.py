@@ -187,6 +187,6 @@ def _on_spark(
 
     spark = session()
     run = stack_runs([read_run(spark, path) for path in args.run])
-    qrels = read_qrels(spark, args.qrels)
+    qrels = read_qrels(spark, args.qrels, intents=args.qrels_intents)
     result = evaluate(run, qrels, metrics, partitions=args.partitions, **options)
     return to_polars(result)

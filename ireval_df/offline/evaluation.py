@@ -244,7 +244,7 @@ def evaluate(
         compat=compat,
     )
     specs = parse_metrics(metrics, family="offline")
-    _refuse_preference_measures(specs)
+    refuse_preference_measures(specs)
     attributes = None if queries is None else as_queries(queries).collect()
     slicing = _doc_slicing(docs, by_doc, as_of, specs, attributes)
     if buckets == "auto":
@@ -432,7 +432,7 @@ def _evaluate_buckets(
         in_memory=one,
         scratch=folder,
     )
-    qrels_lf = _judged(qrels, in_memory=one)
+    qrels_lf = judged_qrels(qrels, in_memory=one)
     computed = specs
     if compat == "9":  # trec_eval 9.x stored scores as float32
         run_lf = run_lf.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
@@ -552,13 +552,14 @@ def evaluate_queries(
     return _long(wide, specs, computed), unjudged_shares(wide), dropped
 
 
-def _judged(qrels: Any, *, in_memory: bool) -> pl.LazyFrame:
+def judged_qrels(qrels: Any, *, in_memory: bool) -> pl.LazyFrame:
     """Read the qrels: one grade per document, and its intent judgments if any.
 
     Qrels with an intent column (diversity qrels) give each document its
     highest grade over its intents, for every measure, and keep its
     ``{intent, relevance}`` judgments beside it, for the diversity measures
-    (:func:`ireval_df.offline.intents.attach`).
+    (:func:`ireval_df.offline.intents.attach`). Spark's kernels read each
+    group's qrels through it too.
     """
     judged = read_judgments(qrels, in_memory=in_memory)
     return attach(judged.qrels, judged.intents)
@@ -594,8 +595,11 @@ def _buckets(
         )
 
 
-def _refuse_preference_measures(specs: list[Metric]) -> None:
-    """Raise :class:`OptionError` for a preference measure: qrels cannot give it."""
+def refuse_preference_measures(specs: list[Metric]) -> None:
+    """Raise :class:`OptionError` for a preference measure: qrels cannot give it.
+
+    Called by :func:`evaluate` and by ``ireval_df.spark.evaluate``, before any work.
+    """
     wanted = [str(m) for m in specs if m.name in PREFERENCE_MEASURES]
     if wanted:
         msg = (

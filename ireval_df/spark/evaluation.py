@@ -11,12 +11,14 @@ from ireval_df.offline.conventions import UNJUDGED_WARN
 from ireval_df.offline.evaluation import (
     check_alignment,
     check_options,
+    refuse_preference_measures,
     repeats_error,
     report_dropped,
     report_unjudged,
 )
 from ireval_df.schema.coerce import as_queries
 from ireval_df.schema.columns import DEFAULT_RUN_ID, QRELS, RUN
+from ireval_df.schema.intents import INTENT_COLUMNS
 from ireval_df.schema.prepare import check_schema
 from ireval_df.spark.jobs import (
     BUCKET,
@@ -148,6 +150,7 @@ def evaluate(
         compat=compat,
     )
     specs = parse_metrics(metrics, family="offline")
+    refuse_preference_measures(specs)
     run = require_frame(run, "run")
     qrels = require_frame(qrels, "qrels")
     run_map = check_schema(
@@ -203,8 +206,11 @@ def evaluate(
     if duplicates == "first":  # "first in input order": number rows before the shuffle
         kept.append(F.monotonically_increasing_id().alias(ROW))
     left = run.select(bucket_of(run, source["query_id"], n), *kept)
+    # diversity qrels: their intent column goes along (the kernel reads it)
+    intent = [c for c in qrels.columns if c in INTENT_COLUMNS][:1]
     right = qrels.select(
-        bucket_of(qrels, qrels_qid, n), *(F.col(f"`{s}`") for s in qrels_map)
+        bucket_of(qrels, qrels_qid, n),
+        *(F.col(f"`{s}`") for s in [*qrels_map, *intent]),
     )
     out = (
         left.groupBy(BUCKET)

@@ -25,8 +25,12 @@ import polars as pl
 from ireval_df.errors import IrevalError, IrevalWarning
 from ireval_df.measures import parse_metrics
 from ireval_df.offline.engine import EngineOptions
-from ireval_df.offline.evaluation import evaluate_queries, repeated_documents
-from ireval_df.schema.coerce import as_qrels, as_run
+from ireval_df.offline.evaluation import (
+    evaluate_queries,
+    judged_qrels,
+    repeated_documents,
+)
+from ireval_df.schema.coerce import as_run
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -191,11 +195,15 @@ def read_sides(
     rank: bool,
     drop: str,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Read one group's run and qrels (either may be empty) into canonical frames."""
+    """Read one group's run and qrels (either may be empty) into canonical frames.
+
+    Qrels with an intent column keep their judgments per intent, for the
+    diversity measures, as :func:`ireval_df.evaluate` reads them.
+    """
     qrels_frame = pl.from_arrow(qrels)
     assert isinstance(qrels_frame, pl.DataFrame)  # noqa: S101
     run_lf = read_run_side(run, columns=columns, rank=rank, drop=drop)
-    return run_lf, as_qrels(qrels_frame.drop(drop, strict=False), in_memory=True)
+    return run_lf, judged_qrels(qrels_frame.drop(drop, strict=False), in_memory=True)
 
 
 def as_udf1(kernel: Callable[[pa.Table], pa.Table]) -> Callable[[pa.Table], pa.Table]:

@@ -154,10 +154,14 @@ def stack_runs(frames: list[DataFrame]) -> DataFrame:
     return stacked
 
 
-def read_qrels(spark: SparkSession, path: str) -> DataFrame:
-    """Read qrels from a Spark-readable path (TREC text: ``qid iter docno rel``)."""
-    return _read(
-        spark,
-        path,
-        (("query_id", 0, "string"), ("doc_id", 2, "string"), ("relevance", 3, "int")),
-    )
+def read_qrels(spark: SparkSession, path: str, *, intents: bool = False) -> DataFrame:
+    """Read qrels from a Spark-readable path (TREC text: ``qid iter docno rel``).
+
+    ``intents``: TREC text is diversity qrels, ``qid subtopic docno rel``: the
+    second field is kept as ``intent``, as ``read_qrels(path, intents=True)``
+    reads it locally. Tables are read whole (an ``intent`` column is kept).
+    """
+    fields = [("query_id", 0, "string"), ("doc_id", 2, "string")]
+    if intents:
+        fields.append(("intent", 1, "string"))
+    return _read(spark, path, (*fields, ("relevance", 3, "int")))

@@ -95,3 +95,17 @@ def test_errors_exit_as_the_local_ones(spark, capsys):
     )
     assert code == 2
     assert "--engine spark" in err
+
+
+def test_diversity_qrels_with_qrels_intents_read_as_locally(spark, capsys, tmp_path):
+    # TREC diversity qrels: the subtopic in the second field
+    qrels = tmp_path / "qrels.div"
+    table = pl.read_csv(DATA / "qrels_intents.tsv", separator="\t", infer_schema=False)
+    qrels.write_text("".join(f"{q} {i} {d} {r}\n" for q, i, d, r in table.iter_rows()))
+    argv = ["evaluate", "--run", RUNS[0], "--qrels", str(qrels), "--qrels-intents"]
+    argv += ["-m", "alpha_nDCG@10", "-m", "AP"]
+    code, local, _ = _out(capsys, main, argv)
+    assert code == 0
+    assert "alpha_nDCG@10" in local
+    code, remote, _ = _out(capsys, main, [*argv, "--engine", "spark"])
+    assert (code, remote) == (0, local)

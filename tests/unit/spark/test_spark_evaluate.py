@@ -49,7 +49,9 @@ def test_every_metric_on_the_bundled_data(to_spark):
         [DATA / "runs" / f"{n}.run" for n in ("bm25", "dense", "rerank")]
     )
     runs = runs.drop("rank")
-    qrels = ie.read_qrels(DATA / "qrels.txt")
+    # judged per intent, for the diversity measures (the others see each
+    # document's highest grade over its intents: its grade in qrels.txt)
+    qrels = pl.read_csv(DATA / "qrels_intents.tsv", separator="\t", infer_schema=False)
     queries = ie.read_queries(DATA / "queries.tsv")
     metrics = _every_metric()
     (got, got_w), (want, want_w) = both(
@@ -59,6 +61,7 @@ def test_every_metric_on_the_bundled_data(to_spark):
         queries=queries,
     )
     n = runs["run_id"].n_unique() * qrels["query_id"].n_unique() * len(metrics)
+    assert "alpha_nDCG@3" in metrics
     assert want.height == n
     assert_same(got, want)
     assert got_w == want_w
@@ -77,7 +80,7 @@ def test_every_metric_on_the_bundled_data(to_spark):
 )
 def test_every_metric_on_random_data(to_spark, options):
     repeats = options.get("duplicates") in ("max", "first")
-    run, qrels = random_case(11, repeats=repeats)
+    run, qrels = random_case(11, repeats=repeats, intents=True)
     if options.get("rank_from") == "column":  # ranks with ties and gaps
         run = run.with_columns(
             rank=(pl.col("score") * 2)
@@ -136,8 +139,21 @@ def test_bad_options_metrics_and_columns_fail_before_any_job(spark, to_spark):
         )
     with pytest.raises(SchemaError, match="Spark DataFrames"):
         isp.evaluate(run, sqrels, "AP")
+    with pytest.raises(OptionError, match="evaluate_prefs"):
+        isp.evaluate(srun, sqrels, ["AP", "PrefsSimp"])
     assert tracker.getJobIdsForGroup("ireval-checks") == []
     spark.sparkContext.setJobGroup(None, None)  # type: ignore[arg-type]
+
+
+@pytest.mark.filterwarnings("ignore::ireval_df.errors.IrevalWarning")
+def test_diversity_measures_without_intents_fail_as_locally(to_spark):
+    run, qrels = random_case(6, queries=10)
+    with pytest.raises(SchemaError) as local:
+        ie.evaluate(run, qrels, ["AP", "alpha_nDCG@5"])
+    with pytest.raises(SchemaError) as remote:
+        isp.evaluate(to_spark(run), to_spark(qrels), ["AP", "alpha_nDCG@5"])
+    assert str(local.value) in str(remote.value)
+    assert "intent" in str(remote.value)
 
 
 @pytest.mark.filterwarnings("ignore::ireval_df.errors.IrevalWarning")
