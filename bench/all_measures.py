@@ -23,7 +23,9 @@ so that the diversity measures run too: ireval_df reads it as the qrels'
 other measure sees the same grades. The preference measures have no
 ir_measures spelling (they read preference judgments, not qrels). Both
 sides get the frames already in memory (ireval_df a polars frame,
-ir_measures a pandas one in our rank order, converted once, untimed). After the timing, the
+ir_measures a pandas one in our rank order with each document scored by
+its rank, so that no provider breaks a tie its own way, converted once,
+untimed). After the timing, the
 per-query values of the two are compared and the largest difference of
 each measure printed: a check on the mapping, not a conformance test
 (ties and known differences are explained in docs/metrics.md). Nothing
@@ -152,10 +154,14 @@ def main() -> None:
     top = int(qrels["relevance"].max() or 1)
     measures, left = supported(candidates(top))
     specs = list(measures)
-    # in our rank order: cwl_eval keeps tied documents in input order
+    # in our rank order, ties broken: each document scored by its rank, so
+    # that every provider ranks as ireval_df does (pyndeval and compat break
+    # ties by doc_id ascending, cwl_eval keeps input order; ireval_df and
+    # trec_eval by doc_id descending) and the values can be compared
     run_pd = (
         run.select("query_id", "doc_id", "score")
         .sort(["query_id", "score", "doc_id"], descending=[False, True, True])
+        .with_columns(score=-pl.int_range(pl.len()).over("query_id").cast(pl.Float64))
         .to_pandas()
     )
     qrels_pd = qrels.select(
