@@ -157,11 +157,15 @@ def main() -> None:
     # in our rank order, ties broken: each document scored by its rank, so
     # that every provider ranks as ireval_df does (pyndeval and compat break
     # ties by doc_id ascending, cwl_eval keeps input order; ireval_df and
-    # trec_eval by doc_id descending) and the values can be compared
+    # trec_eval by doc_id descending) and the values can be compared;
+    # positive, since the compat provider ranks an unretrieved document as
+    # if scored 0 (docs/metrics.md, Compat)
     run_pd = (
         run.select("query_id", "doc_id", "score")
         .sort(["query_id", "score", "doc_id"], descending=[False, True, True])
-        .with_columns(score=-pl.int_range(pl.len()).over("query_id").cast(pl.Float64))
+        .with_columns(
+            score=(pl.len() - pl.int_range(pl.len())).over("query_id").cast(pl.Float64)
+        )
         .to_pandas()
     )
     qrels_pd = qrels.select(
