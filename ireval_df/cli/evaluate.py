@@ -133,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
 
     by = slices_of(args)
     metrics = args.metric or list(DEFAULT_METRICS)
+    _refuse_preference_measures(metrics)
     options: dict[str, Any] = {
         "queries": args.queries,
         "missing": args.missing,
@@ -175,6 +176,22 @@ def run(args: argparse.Namespace) -> int:
         )
     out.write(render_table(table) + "\n")
     return 0
+
+
+def _refuse_preference_measures(metrics: list[str]) -> None:
+    """Point a preference measure to the command that scores it."""
+    from ireval_df.measures import parse_metrics
+    from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
+
+    wanted = [str(m) for m in parse_metrics(metrics) if m.name in PREFERENCE_MEASURES]
+    if wanted:
+        msg = (
+            f"{', '.join(wanted)}: preference measures read preference "
+            "judgments, not qrels.\n  Hint: ireval-df trec_eval -q -m all_prefs "
+            "-R prefs PREFS_FILE RUN_FILE (or -R qrels_prefs QRELS_FILE RUN_FILE to "
+            "read qrels as preferences); in Python, ie.evaluate_prefs()."
+        )
+        raise OptionError(msg)
 
 
 def _on_spark(

@@ -43,6 +43,15 @@ def test_evaluate_prints_a_table():
     assert err.count("\n") == 1
 
 
+def test_a_preference_measure_points_to_trec_eval_prefs():
+    code, out, err = run_cli(
+        ["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "AP", "-m", "prefs_simp"]
+    )
+    assert (code, out) == (2, "")
+    assert "PrefsSimp: preference measures read preference judgments" in err
+    assert "ireval-df trec_eval -q -m all_prefs -R prefs" in err
+
+
 def test_buckets_and_rank_from_reach_evaluate(tmp_path):
     base = ["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "AP", "-m", "RR"]
     code, table, _ = run_cli(base)
