@@ -48,6 +48,7 @@ __all__ = [
     "prepare",
     "prepare_run",
     "prepare_runs",
+    "run_id_clash",
 ]
 
 
@@ -230,13 +231,7 @@ def prepare_runs(
     for i, part in enumerate(parts, start=1):
         for name in sorted(part.run_ids):
             if name in seen:
-                msg = (
-                    f"runs #{seen[name]} and #{i} of the list both have run_id "
-                    f"{name!r}; stacked runs need distinct run_ids.\n  Hint: "
-                    f"rename one first, e.g. read_run(source).with_columns("
-                    f"run_id=pl.lit('{name}-2'))."
-                )
-                raise DataError(msg)
+                raise run_id_clash(name, seen[name], i)
             seen[name] = i
     frames = [p.frame for p in parts]
     if not all("rank" in f.collect_schema().names() for f in frames):
@@ -386,6 +381,23 @@ def check_schema(
         if canon in spec.canonical:
             cast(Column(canon, src, schema[src], label), [])
     return mapping
+
+
+def run_id_clash(name: str, first: int, second: int) -> DataError:
+    """Return the error for two runs of a list (numbered from 1) sharing a run_id.
+
+    Examples
+    --------
+    >>> print(run_id_clash("bm25", 1, 2))
+    runs #1 and #2 of the list both have run_id 'bm25'; stacked runs need distinct run_ids.
+      Hint: rename one first, e.g. read_run(source).with_columns(run_id=pl.lit('bm25-2')).
+    """
+    msg = (
+        f"runs #{first} and #{second} of the list both have run_id {name!r}; "
+        f"stacked runs need distinct run_ids.\n  Hint: rename one first, e.g. "
+        f"read_run(source).with_columns(run_id=pl.lit('{name}-2'))."
+    )
+    return DataError(msg)
 
 
 def first_line(exc: BaseException) -> str:

@@ -8,12 +8,11 @@ import polars as pl
 
 from ireval_df._utils.options import check_choice
 from ireval_df.measures import parse_metrics
-from ireval_df.offline.evaluation import repeats_error
 from ireval_df.schema.columns import DEFAULT_RUN_ID, RUN
 from ireval_df.schema.prepare import check_schema
 from ireval_df.similarity.compute import report_dropped
 from ireval_df.similarity.rankings import check_two_runs, choose_baselines, compared
-from ireval_df.spark.evaluation import Counts, query_attributes
+from ireval_df.spark.evaluation import finish, query_attributes
 from ireval_df.spark.jobs import (
     BUCKET,
     bucket_of,
@@ -22,9 +21,7 @@ from ireval_df.spark.jobs import (
     large_strings,
     partitions_of,
     require_frame,
-    run_job,
     to_polars,
-    to_spark,
 )
 from ireval_df.spark.kernels import (
     ORDER,
@@ -151,15 +148,13 @@ def similarity(
         .groupBy(BUCKET)
         .applyInArrow(as_udf1(kernel), spark_ddl(SIMILARITY_SCHEMA))
     )
-    counts = Counts()
-    result = run_job(out, counts.read)
-    if counts.repeats:
-        raise counts.repeats_error(repeats_error)
-    report_dropped(counts.dropped, duplicates)
-    names: list[str] = []
-    if attributes is not None:
-        names = attributes.columns[1:]
-        result = result.join(to_spark(spark, attributes), on="query_id", how="left")
+    result, _, names = finish(
+        out,
+        duplicates=duplicates,
+        report=report_dropped,
+        spark=spark,
+        attributes=attributes,
+    )
     return result.orderBy(
         "__ireval_run", "__ireval_baseline", "query_id", ORDER
     ).select("run_id", "baseline", "query_id", "metric", "value", *names)

@@ -9,10 +9,9 @@ from ireval_df.diagnostics.failure_kinds import report_dropped
 from ireval_df.diagnostics.intents import read_intent_weights
 from ireval_df.diagnostics.stages import pipeline, positive
 from ireval_df.errors import OptionError
-from ireval_df.offline.evaluation import repeats_error
 from ireval_df.schema.columns import DEFAULT_RUN_ID, QRELS, RUN
 from ireval_df.schema.prepare import check_schema
-from ireval_df.spark.evaluation import Counts, query_attributes
+from ireval_df.spark.evaluation import finish, query_attributes
 from ireval_df.spark.jobs import (
     BUCKET,
     bucket_of,
@@ -21,9 +20,7 @@ from ireval_df.spark.jobs import (
     large_strings,
     partitions_of,
     require_frame,
-    run_job,
     to_polars,
-    to_spark,
 )
 from ireval_df.spark.kernels import (
     FAILURES_SCHEMA,
@@ -150,13 +147,11 @@ def failures(
         .cogroup(right.groupBy(BUCKET))
         .applyInArrow(as_udf(kernel), spark_ddl(FAILURES_SCHEMA))
     )
-    counts = Counts()
-    result = run_job(out, counts.read)
-    if counts.repeats:
-        raise counts.repeats_error(repeats_error)
-    report_dropped(counts.dropped, duplicates)
-    names: list[str] = []
-    if attributes is not None:
-        names = attributes.columns[1:]
-        result = result.join(to_spark(spark, attributes), on="query_id", how="left")
+    result, _, names = finish(
+        out,
+        duplicates=duplicates,
+        report=report_dropped,
+        spark=spark,
+        attributes=attributes,
+    )
     return result.orderBy("run_id", "query_id").select(*FAILURES_SCHEMA, *names)

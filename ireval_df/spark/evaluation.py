@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
     import polars as pl
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
     from ireval_df.measures import Metric
     from ireval_df.offline.evaluation import (
@@ -217,19 +217,16 @@ def evaluate(
         .cogroup(right.groupBy(BUCKET))
         .applyInArrow(as_udf(kernel), spark_ddl(EVALUATE_SCHEMA))
     )
-    counts = Counts()
-    result = run_job(out, counts.read)
-    if counts.repeats:
-        raise counts.repeats_error(repeats_error)
-    report_dropped(counts.dropped, duplicates)
+    result, counts, names = finish(
+        out,
+        duplicates=duplicates,
+        report=report_dropped,
+        spark=spark,
+        attributes=attributes,
+    )
     if warn_unjudged is not None:
         share = counts.share_sum / counts.share_n if counts.share_n else None
         report_unjudged(share, warn_unjudged)
-    names: list[str] = []
-    if attributes is not None:
-        names = attributes.columns[1:]
-        table = to_spark(spark, attributes)
-        result = result.join(table, on="query_id", how="left")
     return result.orderBy("run_id", "query_id", ORDER).select(
         "run_id", "query_id", "metric", "value", *names
     )
@@ -284,3 +281,30 @@ def query_attributes(queries: Any) -> pl.DataFrame | None:
     if isinstance(queries, SparkFrame):
         queries = to_polars(queries)
     return as_queries(queries).collect()
+
+
+def finish(
+    out: DataFrame,
+    *,
+    duplicates: str,
+    report: Callable[[int, Any], None],
+    spark: SparkSession,
+    attributes: pl.DataFrame | None,
+) -> tuple[DataFrame, Counts, list[str]]:
+    """Run a job of kernels and report its notes as the local function does.
+
+    Repeated documents raise :func:`~ireval_df.offline.evaluation.repeats_error`
+    over every group; the rows dropped by ``duplicates`` go to ``report``
+    (the family's own warning); the query attributes, if any, are joined on.
+    Returns the result, the summed notes and the attribute columns' names.
+    """
+    counts = Counts()
+    result = run_job(out, counts.read)
+    if counts.repeats:
+        raise counts.repeats_error(repeats_error)
+    report(counts.dropped, duplicates)
+    names: list[str] = []
+    if attributes is not None:
+        names = attributes.columns[1:]
+        result = result.join(to_spark(spark, attributes), on="query_id", how="left")
+    return result, counts, names

@@ -18,10 +18,10 @@ import sys
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from ireval_df.errors import DataError, OptionError
+from ireval_df.errors import OptionError
 from ireval_df.io.files import stem
 from ireval_df.schema.columns import RUN
-from ireval_df.schema.prepare import check_schema
+from ireval_df.schema.prepare import check_schema, run_id_clash
 from ireval_df.spark.jobs import frame_schema, to_polars
 
 if TYPE_CHECKING:
@@ -139,13 +139,7 @@ def stack_runs(frames: list[DataFrame]) -> DataFrame:
         # one small job a run: the names it holds, refused when another has one
         for name in sorted(to_polars(part.select("run_id").distinct())["run_id"]):
             if name in seen:
-                msg = (
-                    f"runs #{seen[name]} and #{i} of the list both have run_id "
-                    f"{name!r}; stacked runs need distinct run_ids.\n  Hint: "
-                    f"rename one first, e.g. read_run(source).with_columns("
-                    f"run_id=pl.lit('{name}-2'))."
-                )
-                raise DataError(msg)
+                raise run_id_clash(name, seen[name], i)
             seen[name] = i
         parts.append(part)
     stacked = parts[0]
