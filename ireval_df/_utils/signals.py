@@ -13,16 +13,25 @@ cleanup from removing is removed when the interpreter exits. Only SIGKILL
 from __future__ import annotations
 
 import atexit
+import shutil
 import signal
+import tempfile
 import threading
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
-__all__ = ["Terminated", "remove", "terminate_as_interrupt", "track", "untrack"]
+__all__ = [
+    "Terminated",
+    "remove",
+    "scratch_folder",
+    "terminate_as_interrupt",
+    "track",
+    "untrack",
+]
 
 #: Temporary files not yet removed or renamed into place, removed at exit.
 _PENDING: set[Path] = set()
@@ -94,11 +103,38 @@ def remove(path: Path) -> None:
         raise interrupted
 
 
+@contextmanager
+def scratch_folder(prefix: str) -> Iterator[Path]:
+    """Give the block a temporary folder, removed after it whatever happens.
+
+    When the block ends by an interrupt, worker threads may still be writing
+    into the folder while it is removed: whatever is left then is removed
+    at exit, after the interpreter has joined those threads.
+
+    Examples
+    --------
+    >>> with scratch_folder("ireval_df-doc-") as folder:
+    ...     _ = (folder / "part").write_text("x")
+    >>> folder.exists()
+    False
+    """
+    folder = track(Path(tempfile.mkdtemp(prefix=prefix)))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        if not folder.exists():
+            untrack(folder)
+
+
 @atexit.register
 def _remove_pending() -> None:
     for path in list(_PENDING):
         try:
-            path.unlink(missing_ok=True)
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
         except OSError:
             pass
     _PENDING.clear()

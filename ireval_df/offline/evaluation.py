@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 from contextlib import nullcontext
 from pathlib import Path
@@ -14,7 +13,7 @@ import polars as pl
 from ireval_df._utils import provenance as _provenance
 from ireval_df._utils.memory import choose_buckets, memory_budget
 from ireval_df._utils.progress import Progress
-from ireval_df._utils.signals import terminate_as_interrupt
+from ireval_df._utils.signals import scratch_folder, terminate_as_interrupt
 from ireval_df._utils.versions import POLARS_VERSION, TREC_EVAL_REFERENCE, version_of
 from ireval_df.errors import (
     AlignmentError,
@@ -254,13 +253,7 @@ def evaluate(
         raise OptionError(msg)
     # several buckets read the run once per bucket: a text run goes to
     # temporary Arrow files first, removed when the evaluation is done
-    scratch = (
-        nullcontext(None)
-        if buckets == 1
-        else tempfile.TemporaryDirectory(
-            prefix="ireval_df-", ignore_cleanup_errors=True
-        )
-    )
+    scratch = nullcontext(None) if buckets == 1 else scratch_folder("ireval_df-")
     with terminate_as_interrupt(only_default=True), scratch as folder:
         long, stats, dropped = _evaluate_buckets(
             run,
