@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import TYPE_CHECKING, Any, Literal
 
 from ireval_df.cli.args import (
@@ -202,8 +203,13 @@ def _on_spark(
     from ireval_df.spark.jobs import to_polars
     from ireval_df.spark.sources import read_qrels, read_run, session, stack_runs
 
-    spark = session()
-    run = stack_runs([read_run(spark, path) for path in args.run])
-    qrels = read_qrels(spark, args.qrels, intents=args.qrels_intents)
-    result = evaluate(run, qrels, metrics, partitions=args.partitions, **options)
-    return to_polars(result)
+    with warnings.catch_warnings():
+        # pyspark's notice about pandas 3: ireval_df exchanges Arrow, not pandas
+        warnings.filterwarnings(
+            "ignore", "PySpark does not yet fully support pandas", FutureWarning
+        )
+        spark = session()
+        run = stack_runs([read_run(spark, path) for path in args.run])
+        qrels = read_qrels(spark, args.qrels, intents=args.qrels_intents)
+        result = evaluate(run, qrels, metrics, partitions=args.partitions, **options)
+        return to_polars(result)

@@ -430,6 +430,9 @@ def _evaluate_buckets(
     if compat == "9":  # trec_eval 9.x stored scores as float32
         run_lf = run_lf.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
         computed = [_as_trec_eval_9(m) for m in specs]
+    if buckets > 1 and needs_top_grade(computed):
+        top = qrels_lf.select(pl.col("relevance").max()).collect().item()
+        computed = with_top_grade(computed, top)
     if rank_from == "column":
         check_ranks(run_lf)
     options = EngineOptions(
@@ -505,6 +508,7 @@ def evaluate_queries(
     duplicates: Duplicates,
     rank_from: RankFrom,
     compat: Compat,
+    top_grade: int | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, int]:
     """Evaluate a part of the data that holds whole queries, as :func:`evaluate` does.
 
@@ -515,6 +519,8 @@ def evaluate_queries(
     reported (:func:`check_alignment`) by the caller. ``run_ids`` are the
     runs of the whole data: with ``missing="zero"`` each of them is scored
     on this part's qrels queries, even one that has no row here.
+    ``top_grade`` is the highest grade of all the qrels (not this part's),
+    for the measures that scale by it (:func:`with_top_grade`).
 
     Returns
     -------
@@ -528,6 +534,7 @@ def evaluate_queries(
     if compat == "9":  # trec_eval 9.x stored scores as float32
         run = run.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
         computed = [_as_trec_eval_9(m) for m in specs]
+    computed = with_top_grade(computed, top_grade)
     if rank_from == "column":
         check_ranks(run)
     options = EngineOptions(
@@ -556,6 +563,43 @@ def judged_qrels(qrels: Any, *, in_memory: bool) -> pl.LazyFrame:
     """
     judged = read_judgments(qrels, in_memory=in_memory)
     return attach(judged.qrels, judged.intents)
+
+
+def _scaled_by_top_grade(metric: Metric) -> bool:
+    return "max_rel" in metric.info.params and int(metric.param("max_rel")) == 0
+
+
+def needs_top_grade(specs: list[Metric]) -> bool:
+    """Whether a measure of ``specs`` scales by the qrels' highest grade (``max_rel=0``)."""
+    return any(_scaled_by_top_grade(m) for m in specs)
+
+
+def with_top_grade(specs: list[Metric], top: int | None) -> list[Metric]:
+    """Give ``max_rel=0`` (the qrels' highest grade) its value ``top``.
+
+    A measure scaled by the highest grade of the qrels (ERR and the C/W/L
+    user models by default) must see the grade of all the qrels in every
+    group of queries, not its group's own: the caller reads it once, from
+    all of them, before the queries are split (``buckets``, Spark). Without
+    a positive grade every gain is 0 whatever the split: ``top`` of None or
+    below 1 changes nothing.
+
+    Examples
+    --------
+    >>> from ireval_df.measures import parse_metric
+    >>> [str(m) for m in with_top_grade([parse_metric("ERR@10"), parse_metric("AP")], 3)]
+    ['ERR(max_rel=3)@10', 'AP']
+    """
+    if top is None or top < 1:
+        return specs
+    from ireval_df.measures.spec import build_metric
+
+    return [
+        build_metric(m.name, {**dict(m.params), "max_rel": int(top)}, m.k)
+        if _scaled_by_top_grade(m)
+        else m
+        for m in specs
+    ]
 
 
 def _as_trec_eval_9(metric: Metric) -> Metric:

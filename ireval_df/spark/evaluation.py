@@ -11,6 +11,7 @@ from ireval_df.offline.conventions import UNJUDGED_WARN
 from ireval_df.offline.evaluation import (
     check_alignment,
     check_options,
+    needs_top_grade,
     refuse_preference_measures,
     repeats_error,
     report_dropped,
@@ -189,6 +190,11 @@ def evaluate(
         .dropna()
     )
     check_alignment(pairs, qids.lazy(), missing)
+    top_grade = None
+    if needs_top_grade(specs):  # max_rel=0: the highest grade of all the qrels
+        relevance = next(s for s, canon in qrels_map.items() if canon == "relevance")
+        top = qrels.agg(F.max(F.col(f"`{relevance}`").cast("double"))).first()
+        top_grade = None if top is None or top[0] is None else int(top[0])
 
     kernel = EvaluateKernel(
         metrics=tuple(str(m) for m in specs),
@@ -201,6 +207,7 @@ def evaluate(
         compat=compat,
         bucket=BUCKET,
         large=large_strings(spark),
+        top_grade=top_grade,
     )
     kept = [F.col(f"`{s}`") for s in run_map]
     if duplicates == "first":  # "first in input order": number rows before the shuffle

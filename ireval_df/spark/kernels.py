@@ -264,6 +264,8 @@ class EvaluateKernel:
     compat: str
     bucket: str
     large: bool
+    #: the highest grade of all the qrels, for max_rel=0 (None: not needed)
+    top_grade: int | None = None
 
     def __call__(self, run: pa.Table, qrels: pa.Table) -> pa.Table:
         """Evaluate one group: its per-query rows and its notes, as Arrow."""
@@ -294,6 +296,7 @@ class EvaluateKernel:
             duplicates=self.duplicates,  # type: ignore[arg-type]
             rank_from=self.rank_from,  # type: ignore[arg-type]
             compat=self.compat,  # type: ignore[arg-type]
+            top_grade=self.top_grade,
         )
         share = shares["share"]
         notes.add("unjudged", json.dumps([float(share.sum()), share.len()]))

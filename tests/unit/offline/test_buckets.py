@@ -162,3 +162,17 @@ def test_a_bom_or_an_empty_file_is_left_to_the_whole_file_reader(
     shutil.copy(empty, blank)
     blank.write_bytes(b"\n\n")
     assert spill.spill_trec_run(blank, tmp_path) is None
+
+
+def test_measures_scaled_by_the_top_grade_see_all_the_qrels_in_every_bucket() -> None:
+    # max_rel=0 is the highest grade of all the qrels; a bucket of a few
+    # queries may hold none of that grade, and must not scale by its own
+    run = DATA / "runs" / "bm25.run"
+    qrels = DATA / "qrels.txt"
+    metrics = ["ERR", "ERR@5", "INST", "SDCG@10", "NERR10", "BPM@10", "AP"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = evaluate(run, qrels, metrics, buckets=1)
+        many = evaluate(run, qrels, metrics, buckets=100)
+    assert_frame_equal(many, one)
+    assert one["metric"].unique(maintain_order=True).to_list() == metrics

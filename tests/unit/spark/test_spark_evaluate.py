@@ -216,3 +216,17 @@ def test_large_arrow_strings_setting(spark, to_spark):
         spark.conf.set(key, "false")
     want, _ = caught(lambda: ie.evaluate(run, qrels, "AP"))
     assert_same(got, want)
+
+
+def test_measures_scaled_by_the_top_grade_match_with_many_partitions(to_spark):
+    # max_rel=0 is the highest grade of all the qrels, not of one group's
+    run = ie.read_run(DATA / "runs" / "bm25.run").drop("rank")
+    qrels = ie.read_qrels(DATA / "qrels.txt")
+    metrics = ["ERR", "INST", "SDCG@10", "NERR10", "BPM@10"]
+    got, _ = caught(
+        lambda: collect(
+            isp.evaluate(to_spark(run), to_spark(qrels), metrics, partitions=60)
+        )
+    )
+    want, _ = caught(lambda: ie.evaluate(run, qrels, metrics))
+    assert_same(got, want)
