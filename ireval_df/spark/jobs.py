@@ -145,10 +145,36 @@ def partitions_of(spark: SparkSession, partitions: int | None) -> int:
     return partitions
 
 
+#: The first pyspark whose applyInArrow expects large_string back under
+#: useLargeVarTypes (SPARK-56929; 4.0 expects string whatever the setting)
+LARGE_STRINGS_FROM = (4, 3)
+
+
 def large_strings(spark: SparkSession) -> bool:
-    """Whether the session's Arrow exchange uses ``large_string`` (a Spark setting)."""
+    """Whether the session's Arrow exchange uses ``large_string`` (a Spark setting).
+
+    Raises
+    ------
+    OptionError
+        The setting is on with a pyspark older than :data:`LARGE_STRINGS_FROM`,
+        whose grouped Arrow functions expect plain strings back.
+    """
+    import pyspark
+
     value = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")
-    return str(value).lower() == "true"
+    if str(value).lower() != "true":
+        return False
+    version = tuple(int(p) for p in pyspark.__version__.split(".")[:2] if p.isdigit())
+    if version < LARGE_STRINGS_FROM:
+        need = ".".join(map(str, LARGE_STRINGS_FROM))
+        msg = (
+            f"spark.sql.execution.arrow.useLargeVarTypes is true, which pyspark "
+            f"{pyspark.__version__}'s applyInArrow does not follow for its results "
+            f"(fixed in SPARK-56929).\n  Hint: set it to false for this job, or "
+            f"use pyspark {need} or newer."
+        )
+        raise OptionError(msg)
+    return True
 
 
 _EXECUTOR_HINT = (

@@ -204,11 +204,21 @@ def test_the_summary_of_spark_rows_is_the_local_summary(to_spark):
 
 
 def test_large_arrow_strings_setting(spark, to_spark):
-    # with useLargeVarTypes Spark sends and expects large_string: the kernels follow
+    # with useLargeVarTypes Spark sends and expects large_string: the kernels
+    # follow; pyspark before 4.3 expects plain strings back, and is refused
+    import pyspark
+
+    from ireval_df.spark.jobs import LARGE_STRINGS_FROM
+
     run, qrels = random_case(4, queries=10)
     key = "spark.sql.execution.arrow.useLargeVarTypes"
     spark.conf.set(key, "true")
+    version = tuple(int(p) for p in pyspark.__version__.split(".")[:2])
     try:
+        if version < LARGE_STRINGS_FROM:
+            with pytest.raises(OptionError, match="useLargeVarTypes"):
+                isp.evaluate(to_spark(run), to_spark(qrels), "AP")
+            return
         got, _ = caught(
             lambda: collect(isp.evaluate(to_spark(run), to_spark(qrels), "AP"))
         )
