@@ -176,6 +176,34 @@ def spark_job(
     return {"wall_s": wall, "rows": rows, "partitions": partitions, **sampler.mib()}
 
 
+def check_equal(
+    spark: Any,
+    run: Any,
+    qrels: Any,
+    run_path: Path,
+    qrels_path: Path,
+    results: dict[str, Any],
+) -> None:
+    """Record whether Spark's per-query rows equal the local ones (untimed)."""
+    import warnings
+
+    import ireval_df as ie
+    import ireval_df.spark as isp
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = pl.from_arrow(isp.evaluate(run, qrels, METRICS).toArrow())
+        want = ie.evaluate(str(run_path), str(qrels_path), METRICS)
+    assert isinstance(got, pl.DataFrame)
+    same_keys = got.select("run_id", "query_id", "metric").equals(
+        want.select("run_id", "query_id", "metric")
+    )
+    diff = (got["value"] - want["value"]).abs().max()
+    results["equal"] = {"keys": same_keys, "max_abs_diff": diff}
+    print("equal", results["equal"], file=sys.stderr)
+    spark.catalog.clearCache()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shape", default="large")
@@ -189,7 +217,17 @@ def main(argv: list[str] | None = None) -> int:
         default=16,
         help="spark.sql.shuffle.partitions: the default partitions of the jobs",
     )
+    parser.add_argument(
+        "--eighths",
+        type=int,
+        nargs="*",
+        default=[1, 2, 4, 8],
+        help="growth: jobs on these eighths of the queries (by a hash)",
+    )
     parser.add_argument("--no-local", action="store_true", help="skip the local rounds")
+    parser.add_argument(
+        "--no-check", action="store_true", help="skip the equality check against local"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
 
@@ -231,30 +269,18 @@ def main(argv: list[str] | None = None) -> int:
         record("warm", spark_job(spark, run, qrels, None))
 
     # equal to the local rows (once, untimed)
-    import warnings
+    if not args.no_check:
+        check_equal(spark, run, qrels, run_path, qrels_path, results)
 
-    import ireval_df as ie
-    import ireval_df.spark as isp
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        got = pl.from_arrow(isp.evaluate(run, qrels, METRICS).toArrow())
-        want = ie.evaluate(str(run_path), str(qrels_path), METRICS)
-    assert isinstance(got, pl.DataFrame)
-    same_keys = got.select("run_id", "query_id", "metric").equals(
-        want.select("run_id", "query_id", "metric")
-    )
-    diff = (got["value"] - want["value"]).abs().max()
-    results["equal"] = {"keys": same_keys, "max_abs_diff": diff}
-    print("equal", results["equal"], file=sys.stderr)
-    spark.catalog.clearCache()
-
-    for quarter in (1, 2):
-        share = F.pmod(F.xxhash64("query_id"), F.lit(4)) < quarter
-        record(
-            f"queries {quarter}/4",
-            spark_job(spark, run.where(share), qrels.where(share), None),
-        )
+    # growth with rows: whole queries by a hash, 1/8 to all of them, each
+    # share --rounds times, its run rows counted once (untimed)
+    for eighths in args.eighths:
+        share = F.pmod(F.xxhash64("query_id"), F.lit(8)) < eighths
+        part, part_qrels = run.where(share), qrels.where(share)
+        n_rows = part.count()
+        for _ in range(args.rounds):
+            job = spark_job(spark, part, part_qrels, None)
+            record(f"queries {eighths}/8", {**job, "run_rows": n_rows})
     for n in args.partitions:
         record(f"partitions {n}", spark_job(spark, run, qrels, n))
     spark.stop()
@@ -291,7 +317,42 @@ def markdown(results: dict[str, Any]) -> str:
             f"{med(jobs, 'jvm_mib'):.0f}, largest worker {med(jobs, 'worker_mib'):.0f}, "
             f"workers {med(jobs, 'workers_mib'):.0f} |"
         )
+    fit = growth_fit(results)
+    if fit:
+        lines += ["", fit]
     return "\n".join(lines)
+
+
+def growth_fit(results: dict[str, Any]) -> str:
+    """The least-squares line ``time = a + b * rows`` through the growth jobs.
+
+    Every job of the query shares is a point; with the median of each share,
+    the worst relative distance of a median from the line says how straight
+    the growth is.
+    """
+    points = [
+        (job["run_rows"], job["wall_s"])
+        for name, jobs in results["spark"].items()
+        if name.startswith("queries ")
+        for job in jobs
+    ]
+    if len({rows for rows, _ in points}) < 3:
+        return ""
+    n = len(points)
+    mean_x = sum(x for x, _ in points) / n
+    mean_y = sum(y for _, y in points) / n
+    sxx = sum((x - mean_x) ** 2 for x, _ in points)
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in points) / sxx
+    fixed = mean_y - slope * mean_x
+    medians = {
+        x: statistics.median(y for x2, y in points if x2 == x) for x, _ in points
+    }
+    worst = max(abs(y - (fixed + slope * x)) / y for x, y in medians.items())
+    return (
+        f"Growth with rows ({n} jobs, {len(medians)} shares of the queries): "
+        f"time = {fixed:.1f} s + {slope * 1e6:.2f} s per million run rows; "
+        f"the medians are within {worst:.0%} of that line."
+    )
 
 
 if __name__ == "__main__":
