@@ -18,7 +18,7 @@ import sys
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from ireval_df.errors import OptionError
+from ireval_df.errors import FormatError, OptionError
 from ireval_df.io.files import stem
 from ireval_df.schema.columns import RUN
 from ireval_df.schema.prepare import check_schema, run_id_clash
@@ -83,17 +83,44 @@ def _read(
     from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
 
     kind = _kind(path)
-    if kind in ("parquet", "delta", "json"):
-        return spark.read.format(kind).load(path)
-    if kind in ("csv", "tsv"):
-        return spark.read.csv(
-            path, header=True, inferSchema=True, sep="\t" if kind == "tsv" else ","
-        )
+    try:
+        if kind in ("parquet", "delta", "json"):
+            return spark.read.format(kind).load(path)
+        if kind in ("csv", "tsv"):
+            return spark.read.csv(
+                path, header=True, inferSchema=True, sep="\t" if kind == "tsv" else ","
+            )
+        lines = spark.read.text(path)
+    except Exception as exc:  # Spark's own errors: Py4J or captured, by message
+        raise _read_error(path, kind, exc) from None
     fields = F.split(F.trim(F.col("value")), r"\s+")
-    lines = spark.read.text(path).where(F.trim(F.col("value")) != "")
-    return lines.select(
+    return lines.where(F.trim(F.col("value")) != "").select(
         *(fields.getItem(i).cast(dtype).alias(name) for name, i, dtype in trec)
     )
+
+
+def _read_error(path: str, kind: str, exc: Exception) -> Exception:
+    """Turn Spark's error on reading ``path`` into one that says what to do.
+
+    Spark raises a captured ``AnalysisException`` for a missing path and a
+    ``Py4JJavaError`` for a data source it lacks (Delta Lake without
+    ``delta-spark``); both are told apart by their error class in the text.
+    Anything else is Spark's own message, in one line.
+    """
+    text = str(exc)
+    if "PATH_NOT_FOUND" in text:
+        return FormatError(f"cannot read {path!r}: no such file or folder")
+    if "DATA_SOURCE_NOT_FOUND" in text and kind == "delta":
+        msg = (
+            f"cannot read {path!r}: it is a Delta Lake table, and this Spark "
+            f"session has no Delta Lake.\n  Hint: pip install delta-spark and "
+            f"start Spark with it (spark-submit --packages "
+            f"io.delta:delta-spark_2.13:<version>, or "
+            f"delta.configure_spark_with_delta_pip(builder))."
+        )
+        return OptionError(msg)
+    first = next((line for line in text.splitlines() if line.strip()), text)
+    return FormatError(f"cannot read {path!r} with Spark ({kind}): {first.strip()}")
 
 
 def read_run(spark: SparkSession, path: str) -> DataFrame:

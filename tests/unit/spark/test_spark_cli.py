@@ -109,3 +109,36 @@ def test_diversity_qrels_with_qrels_intents_read_as_locally(spark, capsys, tmp_p
     assert "alpha_nDCG@10" in local
     code, remote, _ = _out(capsys, main, [*argv, "--engine", "spark"])
     assert (code, remote) == (0, local)
+
+
+def test_a_missing_path_and_a_delta_table_without_delta_lake_are_clear_errors(
+    spark, capsys, tmp_path
+):
+    missing = str(tmp_path / "nothere.parquet")
+    argv = ["evaluate", "--run", missing, "--qrels", QRELS, "-m", "AP"]
+    code, _, err = _out(capsys, main, [*argv, "--engine", "spark"])
+    assert code == 1
+    assert f"cannot read {missing!r}: no such file or folder" in err
+    assert "Traceback" not in err
+    # a Delta Lake table (a folder with _delta_log): this test session has no
+    # delta-spark, so reading it says how to add it (with delta-spark on the
+    # classpath Spark reads it like any other table)
+    table = tmp_path / "run.delta"
+    (table / "_delta_log").mkdir(parents=True)
+    pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]}).write_parquet(
+        table / "part-0.parquet"
+    )
+    argv = ["evaluate", "--run", str(table), "--qrels", QRELS, "-m", "AP"]
+    code, _, err = _out(capsys, main, [*argv, "--engine", "spark"])
+    try:
+        spark.read.format("delta")  # the source is looked up only on load
+        has_delta = spark._jvm.java.lang.Class.forName(  # noqa: SLF001
+            "io.delta.sql.DeltaSparkSessionExtension"
+        )
+    except Exception:  # noqa: BLE001 - py4j: the class is absent
+        has_delta = None
+    if has_delta is None:
+        assert code == 2
+        assert "Delta Lake" in err
+        assert "delta-spark" in err
+        assert "Traceback" not in err
