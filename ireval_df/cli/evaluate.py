@@ -182,17 +182,14 @@ def run(args: argparse.Namespace) -> int:
 def _refuse_preference_measures(metrics: list[str]) -> None:
     """Point a preference measure to the command that scores it."""
     from ireval_df.measures import parse_metrics
-    from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
+    from ireval_df.offline.evaluation import refuse_preference_measures
 
-    wanted = [str(m) for m in parse_metrics(metrics) if m.name in PREFERENCE_MEASURES]
-    if wanted:
-        msg = (
-            f"{', '.join(wanted)}: preference measures read preference "
-            "judgments, not qrels.\n  Hint: ireval-df trec_eval -q -m all_prefs "
-            "-R prefs PREFS_FILE RUN_FILE (or -R qrels_prefs QRELS_FILE RUN_FILE to "
-            "read qrels as preferences); in Python, ie.evaluate_prefs()."
-        )
-        raise OptionError(msg)
+    refuse_preference_measures(
+        parse_metrics(metrics),
+        hint="ireval-df trec_eval -q -m all_prefs -R prefs PREFS_FILE RUN_FILE "
+        "(or -R qrels_prefs QRELS_FILE RUN_FILE to read qrels as preferences); "
+        "in Python, ie.evaluate_prefs().",
+    )
 
 
 def _on_spark(

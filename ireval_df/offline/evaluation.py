@@ -40,8 +40,7 @@ from ireval_df.offline.engine import (
     per_query_wide,
 )
 from ireval_df.offline.intents import attach
-from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
-from ireval_df.offline.plan import KEYS
+from ireval_df.offline.plan import KEYS, judgment_kind
 from ireval_df.schema.coerce import as_queries, as_run
 from ireval_df.schema.intents import read_judgments
 
@@ -632,19 +631,27 @@ def _buckets(
         )
 
 
-def refuse_preference_measures(specs: list[Metric]) -> None:
+#: How to score preference measures, from Python (the command line has its own)
+PREFERENCE_HINT = (
+    "ie.evaluate_prefs(run, prefs, metrics), with prefs a frame of those "
+    "columns or ie.read_prefs('file') (trec_eval -R prefs; "
+    "format='qrels_prefs' reads a qrels file as preferences)."
+)
+
+
+def refuse_preference_measures(
+    specs: list[Metric], hint: str = PREFERENCE_HINT
+) -> None:
     """Raise :class:`OptionError` for a preference measure: qrels cannot give it.
 
-    Called by :func:`evaluate` and by ``ireval_df.spark.evaluate``, before any work.
+    Called by :func:`evaluate`, by ``ireval_df.spark.evaluate`` and by
+    ``ireval-df evaluate`` (with its own ``hint``), before any work.
     """
-    wanted = [str(m) for m in specs if m.name in PREFERENCE_MEASURES]
+    wanted = [str(m) for m in specs if judgment_kind(m) == "preferences"]
     if wanted:
         msg = (
             f"{wanted!r} need preference judgments (query_id, jg, jsg, doc_id, "
-            "relevance), which qrels do not hold.\n"
-            "  Hint: ie.evaluate_prefs(run, prefs, metrics), with prefs a frame "
-            "of those columns or ie.read_prefs('file') (trec_eval -R prefs; "
-            "format='qrels_prefs' reads a qrels file as preferences)."
+            f"relevance), which qrels do not hold.\n  Hint: {hint}"
         )
         raise OptionError(msg)
 

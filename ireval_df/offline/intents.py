@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ireval_df.errors import SchemaError
-from ireval_df.offline.plan import INTENTS, RANKING, build_plan
+from ireval_df.offline.plan import INTENTS, RANKING, judgment_kind
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -305,7 +305,7 @@ def uses_intents(metric: Metric) -> bool:
     >>> uses_intents(parse_metric("alpha_nDCG@10")), uses_intents(parse_metric("AP"))
     (True, False)
     """
-    return any(s in STAGES for s, _ in build_plan(metric).needs)
+    return judgment_kind(metric) == "intents"
 
 
 def _aggregate(

@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 import polars as pl
 
-from ireval_df.measures import family_registrar
+from ireval_df.measures import REGISTRY, family_registrar, parse_metric
 
 if TYPE_CHECKING:
     from ireval_df.measures import Metric
@@ -405,5 +405,47 @@ PARAMETERS: Mapping[str, str] = {
 }
 
 #: The decorator that registers an offline metric: ``@register("P", cutoff=...)``
-#: (see :func:`ireval_df.measures.family_registrar`); its builder returns a :class:`Plan`
+#: (see :func:`ireval_df.measures.family_registrar`); its builder returns a
+#: :class:`Plan`. ``judgments="intents"`` or ``"preferences"`` declares that
+#: the metric reads per-intent judgments or preference judgments, not
+#: graded qrels (:func:`judgment_kind`).
 register = family_registrar("offline", PARAMETERS)
+
+Judgments = Literal["grades", "intents", "preferences"]
+
+
+def judgment_kind(metric: Metric | str) -> Judgments:
+    """Return the judgments an offline metric reads, as its registry entry declares.
+
+    ``"grades"`` (qrels: a grade per query and document, every metric
+    unless declared otherwise), ``"intents"`` (qrels with an ``intent``
+    column: the diversity measures) or ``"preferences"`` (``query_id, jg,
+    jsg, doc_id, relevance``: trec_eval's ``prefs`` measures, scored by
+    :func:`ireval_df.evaluate_prefs`).
+
+    Examples
+    --------
+    >>> judgment_kind("AP"), judgment_kind("alpha_nDCG"), judgment_kind("prefs_simp")
+    ('grades', 'intents', 'preferences')
+    """
+    name = metric if isinstance(metric, str) else metric.name
+    info = REGISTRY.get(name)
+    if info is None:
+        info = parse_metric(name).info
+    found: Judgments = info.options.get("judgments", "grades")
+    return found
+
+
+def measures_reading(kind: Judgments) -> frozenset[str]:
+    """Return the names of the offline metrics that read ``kind`` judgments.
+
+    Examples
+    --------
+    >>> sorted(measures_reading("preferences"))[:2]
+    ['NumPrefsFul', 'NumPrefsFulRet']
+    """
+    return frozenset(
+        name
+        for name, info in REGISTRY.items()
+        if info.family == "offline" and info.options.get("judgments", "grades") == kind
+    )

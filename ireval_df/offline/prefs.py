@@ -46,7 +46,7 @@ from ireval_df.errors import DataError, FormatError, OptionError, SchemaError
 from ireval_df.io.files import line_error
 from ireval_df.io.prefs import PrefsLayout, bad_prefs_line, split_prefs
 from ireval_df.measures import parse_metrics
-from ireval_df.offline.plan import KEYS, build_plan
+from ireval_df.offline.plan import KEYS, build_plan, judgment_kind
 from ireval_df.schema.coerce import as_run
 
 if TYPE_CHECKING:
@@ -935,8 +935,6 @@ def evaluate_prefs(
     >>> evaluate_prefs(run, prefs, ["PrefsSimp", "prefs_num_prefs_poss"]).select("metric", "value").rows()
     [('PrefsSimp', 0.6666666666666666), ('NumPrefsPoss', 3.0)]
     """
-    from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
-
     if missing not in ("zero", "skip"):
         msg = f"missing must be one of ('zero', 'skip'), found {missing!r}."
         raise OptionError(msg)
@@ -946,7 +944,7 @@ def evaluate_prefs(
         msg = f"depth must be a positive whole number, found {depth!r}."
         raise OptionError(msg)
     specs = parse_metrics(metrics, family="offline")
-    others = [str(m) for m in specs if m.name not in PREFERENCE_MEASURES]
+    others = [str(m) for m in specs if judgment_kind(m) != "preferences"]
     if others:
         msg = (
             f"evaluate_prefs computes preference measures only, not {others!r}.\n"

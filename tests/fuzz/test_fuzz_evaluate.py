@@ -29,7 +29,9 @@ from ireval_df.diagnostics.validation import COLUMNS, validate
 from ireval_df.errors import IrevalError, IrevalWarning
 from ireval_df.measures import list_metrics, parse_metric
 from ireval_df.measures.registry import REGISTRY
-from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
+from ireval_df.offline.plan import measures_reading
+
+PREFERENCE_MEASURES = measures_reading("preferences")
 
 SCALE = int(os.environ.get("IREVAL_FUZZ_SCALE", "1"))
 FUZZ = settings(max_examples=25 * SCALE, suppress_health_check=[HealthCheck.too_slow])

@@ -17,7 +17,9 @@ from strategies import NO_SHRINK, Case, cases, shuffled
 
 import ireval_df as ie
 from ireval_df.errors import IrevalWarning
-from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
+from ireval_df.offline.plan import measures_reading
+
+PREFERENCE_MEASURES = measures_reading("preferences")
 
 ALL = sorted(PREFERENCE_MEASURES)
 

@@ -26,8 +26,10 @@ from ireval_df.measures import REGISTRY, Metric, parse_metric
 from ireval_df.measures.spec import build_metric
 from ireval_df.offline.engine import EngineOptions, find_rankings
 from ireval_df.offline.intents import uses_intents
-from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
 from ireval_df.offline.metrics.shared import full_sort
+from ireval_df.offline.plan import measures_reading
+
+PREFERENCE_MEASURES = measures_reading("preferences")
 
 
 def _prop_grid() -> list[Metric]:

@@ -25,7 +25,9 @@ import ireval_df as ie
 from ireval_df.errors import IrevalWarning
 from ireval_df.measures import REGISTRY, parse_metric
 from ireval_df.measures.spec import build_metric
-from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
+from ireval_df.offline.plan import measures_reading
+
+PREFERENCE_MEASURES = measures_reading("preferences")
 
 # --- the sets ------------------------------------------------------------------------
 

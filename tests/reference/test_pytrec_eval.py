@@ -26,7 +26,9 @@ from strategies import Case, batches, cases
 import ireval_df as ie
 from ireval_df.errors import IrevalWarning
 from ireval_df.measures.spec import build_metric
-from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
+from ireval_df.offline.plan import measures_reading
+
+PREFERENCE_MEASURES = measures_reading("preferences")
 
 if TYPE_CHECKING:
     from ireval_df.measures import Metric

@@ -143,6 +143,7 @@ def _ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
 
 @register(
     "alpha_nDCG",
+    judgments="intents",
     aliases=("alpha-nDCG", "alpha_ndcg"),
     cutoff="required",
     params={"rel": 1, "alpha": _ALPHA},
@@ -181,6 +182,7 @@ def alpha_ndcg(m: Metric) -> Plan:
 
 @register(
     "alpha_DCG",
+    judgments="intents",
     aliases=("alpha-DCG", "alpha_dcg"),
     cutoff="required",
     params={"rel": 1, "alpha": _ALPHA},
@@ -220,6 +222,7 @@ def alpha_dcg(m: Metric) -> Plan:
 
 @register(
     "ERR_IA",
+    judgments="intents",
     aliases=("ERR-IA", "err_ia"),
     cutoff="required",
     params={"rel": 1, "alpha": _ALPHA},
@@ -259,6 +262,7 @@ def err_ia(m: Metric) -> Plan:
 
 @register(
     "nERR_IA",
+    judgments="intents",
     aliases=("nERR-IA", "nerr_ia"),
     cutoff="required",
     params={"rel": 1, "alpha": _ALPHA},
@@ -293,6 +297,7 @@ def nerr_ia(m: Metric) -> Plan:
 
 @register(
     "NRBP",
+    judgments="intents",
     aliases=("nrbp",),
     params={"rel": 1, "alpha": _ALPHA, "beta": _BETA},
     validate=_check,
@@ -329,6 +334,7 @@ def nrbp(m: Metric) -> Plan:
 
 @register(
     "AP_IA",
+    judgments="intents",
     aliases=("MAP_IA", "MAP-IA", "map_ia"),
     params={"rel": 1},
 )
@@ -362,6 +368,7 @@ def ap_ia(m: Metric) -> Plan:
 
 @register(
     "P_IA",
+    judgments="intents",
     aliases=("P-IA", "p_ia"),
     cutoff="required",
     params={"rel": 1},
@@ -394,6 +401,7 @@ def p_ia(m: Metric) -> Plan:
 
 @register(
     "StRecall",
+    judgments="intents",
     aliases=("strec", "S-Recall", "subtopic_recall"),
     cutoff="required",
     params={"rel": 1},
@@ -426,6 +434,7 @@ def subtopic_recall(m: Metric) -> Plan:
 
 @register(
     "nDCG_IA",
+    judgments="intents",
     aliases=("nDCG-IA", "ndcg_ia"),
     cutoff="required",
 )

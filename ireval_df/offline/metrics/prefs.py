@@ -25,12 +25,6 @@ if TYPE_CHECKING:
 
     from ireval_df.measures.spec import Metric
 
-__all__ = ["PREFERENCE_MEASURES"]
-
-#: The registry names of the preference measures (they need preference
-#: judgments, not qrels).
-PREFERENCE_MEASURES: set[str] = set()
-
 
 def _col(name: str) -> pl.Expr:
     """A per-query count of :func:`ireval_df.offline.prefs.preference_columns`."""
@@ -52,9 +46,12 @@ def _register(
     name: str, trec_name: str, **declaration: Any
 ) -> Callable[[Callable[[Metric], Plan]], Callable[[Metric], Plan]]:
     """Register a preference measure under its trec_eval name too."""
-    PREFERENCE_MEASURES.add(name)
     decorate: Callable[[Callable[[Metric], Plan]], Callable[[Metric], Plan]] = register(
-        name, aliases=(trec_name,), trec_eval=trec_name, **declaration
+        name,
+        aliases=(trec_name,),
+        trec_eval=trec_name,
+        judgments="preferences",
+        **declaration,
     )
     return decorate
 

@@ -48,7 +48,7 @@ def test_a_preference_measure_points_to_trec_eval_prefs():
         ["evaluate", "--run", RUN, "--qrels", QRELS, "-m", "AP", "-m", "prefs_simp"]
     )
     assert (code, out) == (2, "")
-    assert "PrefsSimp: preference measures read preference judgments" in err
+    assert "['PrefsSimp'] need preference judgments" in err
     assert "ireval-df trec_eval -q -m all_prefs -R prefs" in err
 
 

@@ -21,8 +21,10 @@ import ireval_df as ie
 from ireval_df.errors import MetricSpecError
 from ireval_df.measures import REGISTRY, Metric, parse_metric
 from ireval_df.measures.spec import build_metric
-from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
+from ireval_df.offline.plan import measures_reading
 from ireval_df.trec_eval._measures import _PREFS_METRICS
+
+PREFERENCE_MEASURES = measures_reading("preferences")
 
 #: the offline metrics: the oracle and the pytrec_eval references cover them
 NAMES = sorted(n for n, info in REGISTRY.items() if info.family == "offline")
@@ -312,3 +314,26 @@ def test_ranx_hits_is_a_mean_as_ranx_reports_it() -> None:
     means = dict(ie.summarize(per_query, ci="t").select("run_id", "value").rows())
     for run, value in ranx_hits_at_10.items():
         assert means[run] == pytest.approx(value, abs=1e-6)
+
+
+@pytest.mark.parametrize("name", RANKED)
+def test_declared_intent_judgments_are_the_ones_the_plan_reads(name: str) -> None:
+    # judgments="intents" in the registry is what evaluate() reads to ask for
+    # qrels with intents: it must be exactly the metrics whose plan has an
+    # intent stage
+    from ireval_df.offline.intents import STAGES
+    from ireval_df.offline.plan import build_plan, judgment_kind
+
+    metric = parse_metric(_with_cutoff(name, name))
+    staged = any(stage in STAGES for stage, _ in build_plan(metric).needs)
+    assert (judgment_kind(metric) == "intents") == staged
+
+
+def test_the_judgments_an_offline_metric_reads_are_declared_once() -> None:
+    from ireval_df.offline.plan import judgment_kind
+
+    intents = measures_reading("intents")
+    assert {"alpha_nDCG", "ERR_IA", "StRecall"} <= intents
+    assert not intents & PREFERENCE_MEASURES
+    assert judgment_kind("prefs_simp") == "preferences"  # an alias
+    assert judgment_kind("nDCG") == "grades"

@@ -31,8 +31,10 @@ from ireval_df.offline import engine as _engine
 from ireval_df.offline.engine import EngineOptions, per_query_wide
 from ireval_df.offline.intents import attach
 from ireval_df.offline.metrics import shared
-from ireval_df.offline.metrics.prefs import PREFERENCE_MEASURES
+from ireval_df.offline.plan import measures_reading
 from ireval_df.schema.intents import read_judgments
+
+PREFERENCE_MEASURES = measures_reading("preferences")
 
 DATA = Path(__file__).resolve().parents[3] / "data"
 
