@@ -1276,7 +1276,12 @@ def _results(
     ]
     frame = _apply(frame, "results", rules, issues, invalid)
     doc = pl.col("doc_id") if "doc_id" in frame.columns else pl.lit(None, pl.String)
-    slots = frame.select(slot_key(pl.col(_KEY), pl.col("position"))).to_series()
+    # on the two Series: a select would first align the frame's chunks (the
+    # file's row groups against the joined key's one chunk), copying every
+    # column of 50M rows
+    slots = pl.select(
+        slot_key(pl.lit(frame[_KEY]), pl.lit(frame["position"]))
+    ).to_series()
     repeat = _repeats(frame, pl.lit(slots), [doc, _row_hash(tie_cols, 17)])
     rule = _Rule(
         "repeating a (search_id, position) slot",
