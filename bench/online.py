@@ -41,7 +41,8 @@ the peer's is its process, read and analyses included).
 
 It prints the medians, the ratios metrics / floor and ab_test / tea-tasting
 (with the range of the rounds' own ratios), and both tools' numbers for the
-A/B metrics. ``ireval_df.online`` is being written: while it cannot be
+A/B metrics beside a reference computed in 80-bit floats with two-pass
+moments (:func:`exact`), with each tool's largest distance from it. ``ireval_df.online`` is being written: while it cannot be
 imported, only the floor (and tea-tasting) run, and the output says so.
 Nothing here asserts a time; ``tests/test_bench_smoke.py`` runs it on
 ``log-tiny``.
@@ -441,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
             "\nNo --peer-python (an interpreter with tea-tasting 1.14): no peer timing."
         )
     if ours is not None or theirs is not None:
-        agreement(ours, theirs)
+        agreement(ours, theirs, exact(units))
 
     # 3. peak memory: each body once in a fresh process
     if not args.no_memory:
@@ -456,30 +457,120 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def agreement(ours: pl.DataFrame | None, theirs: dict[str, Any] | None) -> None:
-    """Both tools' estimates for each A/B metric, side by side."""
-    print("\n| metric | tool | control | treatment | delta | ci_low | ci_high | p |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+def _linear(units: pl.DataFrame, num: str, den: str | None, rows: Any) -> Any:
+    """A ratio of means and each unit's linearised value, in 80-bit floats."""
+    import numpy as np
+
+    n = units[num].filter(rows).to_numpy().astype(np.longdouble)
+    d = (
+        np.ones(len(n), dtype=np.longdouble)
+        if den is None
+        else units[den].filter(rows).to_numpy().astype(np.longdouble)
+    )
+    ratio_ = n.sum() / d.sum()
+    return ratio_, (n - ratio_ * d) / d.mean()
+
+
+def _moments(units: pl.DataFrame, values: Any, pres: Any, rows: Any) -> tuple[Any, ...]:
+    """Value, pre-period value, their variances and covariance (two-pass)."""
+    import numpy as np
+
+    value, lin = _linear(units, values[0], values[1] if len(values) > 1 else None, rows)
+    pre, lin_pre = _linear(units, pres[0], pres[1] if len(pres) > 1 else None, rows)
+    k = np.longdouble(len(lin) - 1)
+    lin, lin_pre = lin - lin.mean(), lin_pre - lin_pre.mean()
+    return (
+        value,
+        pre,
+        (lin * lin).sum() / k,
+        (lin_pre * lin_pre).sum() / k,
+        (lin * lin_pre).sum() / k,
+    )
+
+
+def exact(units: pl.DataFrame) -> dict[str, dict[str, float]]:
+    """Each A/B metric's estimates in 80-bit floats with two-pass moments.
+
+    A reference for both tools, independent of either: every ratio (a mean
+    is a ratio over 1) is linearised per unit, ``(num - R den) / mean(den)``,
+    whose sample variances and covariances are the delta-method ones; the
+    CUPED coefficient comes from the two arms pooled, as both tools define
+    it; the interval is Welch's with Welch-Satterthwaite degrees of freedom.
+    At millions of units, sums of float64 lose digits that these keep.
+    """
+    import numpy as np
+    from scipy import stats
+
+    out: dict[str, dict[str, float]] = {}
+    control = units["variant"] == CONTROL
+    everyone = pl.Series([True] * units.height)
+    for name, _kind, values, pres in AB_METRICS:
+        _, centre, _, pooled_pre_var, pooled_cov = _moments(
+            units, values, pres, everyone
+        )
+        theta = pooled_cov / pooled_pre_var
+        arm = {}
+        for label, rows in (("control", control), ("treatment", ~control)):
+            value, pre, var, pre_var, cov = _moments(units, values, pres, rows)
+            count = np.longdouble(int(rows.sum()))
+            arm[label] = (
+                value - theta * (pre - centre),
+                (var + theta * theta * pre_var - 2 * theta * cov) / count,
+                count,
+            )
+        (mc, vc, nc), (mt, vt, nt) = arm["control"], arm["treatment"]
+        se = np.sqrt(vc + vt)
+        df = (vc + vt) ** 2 / (vc * vc / (nc - 1) + vt * vt / (nt - 1))
+        q = np.longdouble(stats.t.ppf(0.975, float(df)))
+        delta = mt - mc
+        out[name] = {
+            "control": float(mc),
+            "treatment": float(mt),
+            "delta": float(delta),
+            "ci_low": float(delta - q * se),
+            "ci_high": float(delta + q * se),
+        }
+    return out
+
+
+def agreement(
+    ours: pl.DataFrame | None,
+    theirs: dict[str, Any] | None,
+    reference: dict[str, dict[str, float]],
+) -> None:
+    """Both tools' estimates for each A/B metric, and their distance from ``reference``."""
+    print(
+        "\n| metric | tool | control | treatment | delta | ci_low | ci_high | p "
+        "| largest difference from the 80-bit reference |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    fields = ("control", "treatment", "delta", "ci_low", "ci_high")
     for name, *_ in AB_METRICS:
+        want = [reference[name][f] for f in fields]
+        rows = []
         if ours is not None:
             row = ours.filter(pl.col("metric") == name).row(0, named=True)
             cells = [row[c] for c in ("control_mean", "treatment_mean", "delta")]
-            cells += [row[c] for c in ("ci_low", "ci_high", "p_value")]
-            print(
-                f"| {name} | ireval_df | "
-                + " | ".join(f"{c:.6g}" for c in cells)
-                + " |"
+            rows.append(
+                ("ireval_df", [*cells, row["ci_low"], row["ci_high"]], row["p_value"])
             )
         if theirs is not None:
             r = theirs["result"][name]
             cells = [r[c] for c in ("control", "treatment", "effect_size")]
-            cells += [r[c] for c in ("effect_size_ci_lower", "effect_size_ci_upper")]
-            cells += [r["pvalue"]]
+            cells += [r["effect_size_ci_lower"], r["effect_size_ci_upper"]]
+            rows.append(("tea-tasting", cells, r["pvalue"]))
+        for tool, cells, p in rows:
+            gap = max(abs(c - w) for c, w in zip(cells, want, strict=True))
             print(
-                f"| {name} | tea-tasting | "
-                + " | ".join(f"{c:.6g}" for c in cells)
-                + " |"
+                f"| {name} | {tool} | "
+                + " | ".join(f"{c:.10g}" for c in cells)
+                + f" | {p:.3g} | {gap:.1e} |"
             )
+        print(
+            f"| {name} | 80-bit reference | "
+            + " | ".join(f"{c:.10g}" for c in want)
+            + " | | |"
+        )
 
 
 if __name__ == "__main__":
