@@ -107,3 +107,15 @@ def number_or(
 buckets = number_or("auto", "auto", int, lambda n: n >= 1, "a positive whole number")
 #: ``--warn-unjudged``: a share from 0 to 1, or ``never`` (None: do not warn).
 share = number_or("never", None, float, lambda x: 0 <= x <= 1, "a share from 0 to 1")
+
+
+def add_qrels_intents(parser: Any) -> None:
+    """Add ``--qrels-intents``: TREC text qrels read as diversity qrels."""
+    parser.add_argument(
+        "--qrels-intents",
+        action="store_true",
+        help="read TREC qrels as diversity qrels, 'qid subtopic docno relevance': "
+        "the second field is the intent (subtopic), as ndeval reads it, for the "
+        "diversity measures (alpha_nDCG, ERR_IA, ...); a table's 'intent' column "
+        "is read without it",
+    )

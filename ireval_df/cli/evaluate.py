@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ireval_df.cli.args import (
     DEFAULT_METRICS,
     add_data_arguments,
+    add_qrels_intents,
     buckets,
     share,
     slices_of,
@@ -39,14 +40,7 @@ def register(sub: Any) -> None:
     ev.add_argument(
         "--per-query", action="store_true", help="one row per query, not means"
     )
-    ev.add_argument(
-        "--qrels-intents",
-        action="store_true",
-        help="read TREC qrels as diversity qrels, 'qid subtopic docno relevance': "
-        "the second field is the intent (subtopic), as ndeval reads it, for the "
-        "diversity measures (alpha_nDCG, ERR_IA, ...); a table's 'intent' column "
-        "is read without it",
-    )
+    add_qrels_intents(ev)
     ev.add_argument(
         "--missing",
         choices=("zero", "skip", "error"),

@@ -18,7 +18,7 @@ import polars as pl
 if TYPE_CHECKING:
     import argparse
 
-from ireval_df.cli.args import add_data_arguments
+from ireval_df.cli.args import add_data_arguments, add_qrels_intents
 from ireval_df.offline.conventions import UNJUDGED_AT
 
 __all__ = ["register", "run"]
@@ -69,6 +69,7 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="lowest relevant grade (default: 1)",
     )
+    add_qrels_intents(parser)
     parser.add_argument(
         "--strict",
         action="store_true",
@@ -114,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         k=args.k,
         depth=args.depth,
         rel=args.rel,
+        intents=args.qrels_intents,
     )
     counts = {s: found.filter(pl.col("severity") == s).height for s in _SEVERITIES}
     if args.output:

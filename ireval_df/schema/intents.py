@@ -34,6 +34,7 @@ __all__ = [
     "Judgments",
     "checked",
     "intent_column",
+    "intent_labels",
     "read_judgments",
     "source_of",
 ]
@@ -80,6 +81,24 @@ def intent_column(names: list[str]) -> str | None:
     """Return the name of the intent column among ``names`` (any case), or None."""
     lowered = {n.strip().lower(): n for n in names}
     return next((lowered[c] for c in INTENT_COLUMNS if c in lowered), None)
+
+
+def intent_labels(qrels: Any, *, intents: bool = False) -> pl.Series | None:
+    """Return each qrels row's intent (String, in row order), or None without intents.
+
+    For :func:`ireval_df.validate`, which reads the other columns leniently
+    in the same row order; ``intents`` as :func:`read_judgments` takes it.
+    """
+    frame = _raw(qrels, intents=intents)
+    if frame is None:
+        return None
+    column = intent_column(frame.collect_schema().names())
+    if column is None:
+        return None
+    labels = frame.select(pl.col(column)).collect().to_series()
+    if labels.dtype.is_nested() or labels.dtype == pl.Object:
+        return None  # read_judgments says why when evaluating
+    return labels.cast(pl.String).alias("intent")
 
 
 def checked(

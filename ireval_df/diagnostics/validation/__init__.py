@@ -41,7 +41,8 @@ from ireval_df.diagnostics.validation.run import run_findings
 from ireval_df.errors import OptionError
 from ireval_df.measures import parse_metrics
 from ireval_df.offline.conventions import UNJUDGED_AT
-from ireval_df.schema.lenient import as_lenient
+from ireval_df.schema.intents import intent_labels
+from ireval_df.schema.lenient import Lenient, as_lenient
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -66,6 +67,7 @@ def validate(
     depth: int | None = None,
     rel: int = 1,
     columns: Mapping[str, str] | None = None,
+    intents: bool = False,
 ) -> Any:
     """Diagnose a run, qrels and query table: one row per problem found.
 
@@ -96,6 +98,15 @@ def validate(
         Lowest grade counted as relevant (``no_relevant``).
     columns : mapping of str to str, optional
         Renames for the run's columns, e.g. ``{"qid": "query_id"}``.
+    intents : bool, default False
+        Read TREC text qrels as diversity qrels (``qid subtopic docno
+        relevance``), as :func:`ireval_df.read_qrels` does with
+        ``intents=True``. Qrels with an ``intent`` (or ``subtopic``) column
+        are recognised whatever this says: a document may then be judged
+        once per intent (``duplicate_judgments`` looks for repeats of a
+        query, intent and document), and the checks against the run see
+        each document's highest grade over its intents, as
+        :func:`~ireval_df.evaluate` does.
 
     Returns
     -------
@@ -213,6 +224,14 @@ def validate(
 
     r = as_lenient(run, "run", columns=columns) if run is not None else None
     q = as_lenient(qrels, "qrels") if qrels is not None else None
+    judged = None  # the qrels rows with their intents, when they have some
+    labels = intent_labels(qrels, intents=intents) if q is not None else None
+    if q is not None and labels is not None and labels.len() == q.frame.height:
+        judged = q.frame.with_columns(labels)
+        best = q.frame.group_by("query_id", "doc_id", maintain_order=True).agg(
+            pl.col("relevance").max()
+        )
+        q = Lenient(best.select(q.frame.columns), q.dtypes)
     m = as_lenient(queries, "queries") if queries is not None else None
 
     parts: list[pl.DataFrame] = []
@@ -222,7 +241,7 @@ def validate(
     if r is not None:
         parts += run_findings(r.frame, ranked, k, deepest, origin)
     if q is not None:
-        parts += qrels_findings(q.frame, rel)
+        parts += qrels_findings(judged if judged is not None else q.frame, rel)
     if r is not None and q is not None and ranked is not None and q.frame.height:
         parts += pairs_findings(r, q, ranked, k, max(k, deepest))
     if m is not None:

@@ -236,8 +236,22 @@ ROWS: tuple[Row, ...] = (
                 "rejects them, as trec_eval does ('duplicate docs').",
                 "keep one grade per document: qrels.unique(['query_id', 'doc_id'], "
                 "keep='last'), or the highest: qrels.group_by('query_id', 'doc_id')"
-                ".agg(pl.col('relevance').max()).",
-            )
+                ".agg(pl.col('relevance').max()); diversity qrels, with the intent "
+                "in the second field of each line, are read with "
+                "validate(..., intents=True) (ireval-df validate --qrels-intents).",
+            ),
+            # qrels with an intent column: a document may be judged once per
+            # intent of its query
+            "intents": Text(
+                "the qrels have {extra:repeated row|repeated rows} beyond the "
+                "first: {pairs:document|documents} judged more than once for the "
+                "same intent of a query ({conflicting} with different grades); "
+                "evaluate() rejects them (a document may be judged once for each "
+                "intent).",
+                "keep one grade per document and intent: qrels.unique(['query_id', "
+                "'intent', 'doc_id'], keep='last').",
+                input="qrels",
+            ),
         },
     ),
     Row(

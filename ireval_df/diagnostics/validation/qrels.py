@@ -120,31 +120,43 @@ def qrels_findings(qrels: pl.DataFrame, rel: int) -> list[pl.DataFrame]:
 
 
 def _duplicate_judgments(qrels: pl.DataFrame) -> pl.DataFrame:
+    """Documents judged twice for a query (with intents: for an intent of it)."""
     qid, doc = pl.col("query_id"), pl.col("doc_id")
-    if no_repeats(qrels, ["query_id", "doc_id"]):
+    intents = "intent" in qrels.columns
+    key = ["query_id", "intent", "doc_id"] if intents else ["query_id", "doc_id"]
+    if intents:  # rows without an intent judge no intent: never repeats
+        qrels = qrels.filter(pl.col("intent").is_not_null())
+    if no_repeats(qrels, key):
         qrels = qrels.clear()
+    shown = (
+        pl.format(
+            "query {} intent {} doc {} x{}",
+            quoted(qid),
+            quoted(pl.col("intent")),
+            quoted(doc),
+            pl.col("n"),
+        )
+        if intents
+        else pl.format("query {} doc {} x{}", quoted(qid), quoted(doc), pl.col("n"))
+    )
     repeated = (
-        qrels.group_by("query_id", "doc_id")
+        qrels.group_by(key)
         .agg(n=pl.len(), grades=pl.col("relevance").n_unique())
         .filter(pl.col("n") > 1)
-        .sort("query_id", "doc_id")
+        .sort(key)
         .select(
             run_id=pl.lit(None, dtype=pl.String),
             extra=(pl.col("n") - 1).sum(),
             pairs=pl.len(),
             conflicting=(pl.col("grades") > 1).sum(),
-            example=pl.format(
-                "query {} doc {} x{}", quoted(qid), quoted(doc), pl.col("n")
-            )
-            .head(EXAMPLES)
-            .str.join(", "),
+            example=shown.head(EXAMPLES).str.join(", "),
         )
         .filter(pl.col("extra") > 0)
     )
     return emit(
         repeated,
         "duplicate_judgments",
-        "qrels",
+        "intents" if intents else "qrels",
         count=pl.col("extra"),
         example=pl.col("example"),
         per_run=False,

@@ -648,3 +648,39 @@ def test_ranks_that_differ_only_inside_ties_are_not_ignored_ranks() -> None:
     # equal ranks are fine too, whatever their scores
     shared = tied.with_columns(rank=pl.Series([1, 1, 2, 3]))
     assert "rank_column_ignored" not in set(validate(shared)["check"])
+
+
+def test_qrels_with_intents_repeat_a_document_once_per_intent(tmp_path: Path):
+    # diversity qrels: 'a' judged for two intents of q1 is no repeat; judged
+    # twice for intent x of q2 it is, and the checks against the run see
+    # each document's highest grade (q1's 'a' relevant, as evaluate reads it)
+    qrels = frame(
+        query_id=["q1", "q1", "q1", "q2", "q2"],
+        intent=["x", "y", "x", "x", "x"],
+        doc_id=["a", "a", "b", "a", "a"],
+        relevance=[0, 2, 0, 1, 1],
+    )
+    run = frame(query_id=["q1", "q2"], doc_id=["a", "a"], score=[1.0, 1.0])
+    found = by_check(validate(run, qrels, k=1, depth=1))
+    dup = found["duplicate_judgments"][0]
+    assert (dup["input"], dup["count"]) == ("qrels", 1)
+    assert dup["example"] == "query 'q2' intent 'x' doc 'a' x2"
+    assert "same intent of a query" in dup["message"]
+    assert "no_relevant" not in found  # q1's 'a' has grade 2 for intent y
+    clean = qrels.head(3)
+    assert "duplicate_judgments" not in by_check(validate(run, clean, k=1, depth=1))
+
+    # TREC text, the intent in the second field: read with intents=True
+    text = tmp_path / "div.qrels"
+    text.write_text("".join(f"{q} {i} {d} {r}\n" for q, i, d, r in clean.iter_rows()))
+    plain = by_check(validate(qrels=str(text)))
+    assert "--qrels-intents" in plain["duplicate_judgments"][0]["fix"]
+    assert "duplicate_judgments" not in by_check(
+        validate(qrels=str(text), intents=True)
+    )
+    code, out, _ = run_cli(["validate", "--qrels", str(text), "--qrels-intents"])
+    assert code == 0
+    assert "duplicate_judgments" not in out
+    code, out, _ = run_cli(["validate", "--qrels", str(text)])
+    assert code == 1
+    assert "duplicate_judgments" in out
