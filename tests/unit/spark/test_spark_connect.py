@@ -1,0 +1,128 @@
+"""``ireval_df.spark`` through Spark Connect (Databricks' shared and serverless compute).
+
+A Spark Connect session has no ``SparkContext`` and no JVM on the client:
+the entry points must use only the DataFrame API. pyspark starts a local
+Spark Connect server with ``SparkSession.builder.remote("local[2]")``; it
+runs in a fresh interpreter here, as a Spark Connect client and a classic
+session do not share one process. Skips without Java or without the
+``pyspark[connect]`` client libraries (grpcio, ...).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+DATA = Path(__file__).resolve().parents[3] / "data"
+
+SCRIPT = r"""
+import os, sys, warnings
+warnings.simplefilter("ignore")
+import polars as pl
+from pyspark.sql import SparkSession
+import ireval_df as ie
+import ireval_df.spark as isp
+from ireval_df.errors import MetricSpecError
+
+data = sys.argv[1]
+spark = (
+    SparkSession.builder.remote("local[2]")
+    .config("spark.sql.shuffle.partitions", "4")
+    .config("spark.ui.showConsoleProgress", "false")
+    .getOrCreate()
+)
+assert type(spark).__module__.startswith("pyspark.sql.connect"), type(spark)
+run = spark.read.parquet(f"{data}/runs.parquet")
+qrels = spark.read.parquet(f"{data}/qrels.parquet")
+
+
+def rows(frame):
+    return pl.from_arrow(frame.toArrow())
+
+
+def largest_gap(got, want):
+    assert got.columns == want.columns, (got.columns, want.columns)
+    assert got.height == want.height, (got.height, want.height)
+    floats = [c for c, t in want.schema.items() if t.is_float()]
+    others = [c for c in want.columns if c not in floats]
+    assert got.select(others).cast(want.select(others).schema).equals(want.select(others))
+    return max(
+        [(got[c] - want[c]).abs().fill_nan(0).max() or 0.0 for c in floats] or [0.0]
+    )
+
+
+local_run = pl.read_parquet(f"{data}/runs.parquet")
+local_qrels = pl.read_parquet(f"{data}/qrels.parquet")
+gaps = {
+    "evaluate": largest_gap(
+        rows(isp.evaluate(run, qrels, ["nDCG@10", "AP", "RR"])),
+        ie.evaluate(local_run, local_qrels, ["nDCG@10", "AP", "RR"]),
+    ),
+    "similarity": largest_gap(
+        rows(isp.similarity(run, ["RBO(p=0.9)", "Jaccard@10"], baseline="bm25")),
+        ie.similarity(local_run, ["RBO(p=0.9)", "Jaccard@10"], baseline="bm25"),
+    ),
+    "failures": largest_gap(
+        rows(isp.failures(run, qrels)), ie.failures(local_run, local_qrels)
+    ),
+}
+print(gaps)
+assert all(gap <= 1e-12 for gap in gaps.values()), gaps
+# an error found before any job is the same IrevalError as locally
+try:
+    isp.evaluate(run, qrels, ["nDGC@10"])
+except MetricSpecError as exc:
+    print("refused:", str(exc).splitlines()[0])
+else:
+    raise AssertionError("an unknown metric was accepted")
+spark.stop()
+"""
+
+
+def test_evaluate_similarity_and_failures_run_through_spark_connect(tmp_path):
+    pytest.importorskip(
+        "pyspark", reason="pyspark is not installed (pip install 'ireval-df[spark]')"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pyspark's notice about pandas 3
+        try:
+            from pyspark.testing.connectutils import (
+                connect_requirement_message,
+                should_test_connect,
+            )
+        except ImportError as exc:
+            should_test_connect, connect_requirement_message = False, str(exc)
+    if not should_test_connect:
+        pytest.skip(
+            f"the Spark Connect client is not installed ({connect_requirement_message}; "
+            "pip install 'pyspark[connect]', in the dev extra)"
+        )
+    home = os.environ.get("JAVA_HOME")
+    if shutil.which("java") is None and not (
+        home and Path(home, "bin", "java").exists()
+    ):
+        pytest.skip(
+            "Spark needs Java 17 and no java is on PATH (Debian: apt-get install "
+            "default-jre-headless)"
+        )
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(DATA)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
+    assert "refused: " in done.stdout
