@@ -96,22 +96,46 @@ def _total(name: str, term: pl.Expr, where: pl.Expr | None = None) -> pl.Expr:
     return define(name, "intent_agg", total.fill_null(0.0))
 
 
-def _discounted_gain(rel: int, alpha: float, k: int | None, by: str) -> pl.Expr:
-    """``sum_{r <= k} G(r) / d(r)``, d = log2(r + 1) (``by="log2"``), r or none."""
-    rank = pl.col("rank").cast(pl.Float64)
-    discount = {"log2": (rank + 1.0).log(2), "rank": rank}[by]
+def _weighted(gain: pl.Expr, rank: str, by: str | float) -> pl.Expr:
+    """``gain`` at the rank in column ``rank``, weighed by its position.
+
+    ``by`` is the discount: ``"log2"`` divides by ``log2(r + 1)``,
+    ``"rank"`` by ``r``, and a number ``beta`` multiplies by
+    ``beta^(r - 1)`` (rank-biased precision's patience).
+    """
+    r = pl.col(rank).cast(pl.Float64)
+    if by == "log2":
+        return gain / (r + 1.0).log(2)
+    if by == "rank":
+        return gain / r
+    return gain * pl.lit(float(by)).pow(r - 1.0)
+
+
+def _tag(by: str | float) -> str:
+    return by if isinstance(by, str) else f"rbp{by!r}"
+
+
+def _discounted_gain(rel: int, alpha: float, k: int | None, by: str | float) -> pl.Expr:
+    """``sum_{r <= k} G(r) w(r)``, w the weight ``by`` names (:func:`_weighted`).
+
+    ``k=None`` sums over the whole ranking.
+    """
     where = None if k is None else pl.col("rank") <= k
-    name = f"__ireval_igain_{by}_{rel}_{alpha!r}_{k}"
-    return _total(name, _novelty(rel, alpha) / discount, where)
+    name = f"__ireval_igain_{_tag(by)}_{rel}_{alpha!r}_{k}"
+    return _total(name, _weighted(_novelty(rel, alpha), "rank", by), where)
 
 
-def _ideal_gain(rel: int, alpha: float, k: int, by: str) -> pl.Expr:
-    """The same sum for the greedy ideal ranking of the query's judgments."""
-    rank = pl.col(IDEAL_RANK).cast(pl.Float64)
-    discount = {"log2": (rank + 1.0).log(2), "rank": rank}[by]
-    term = pl.when(pl.col(IDEAL_RANK) <= k).then(pl.col(GAIN) / discount).otherwise(0.0)
+def _ideal_gain(rel: int, alpha: float, k: int | None, by: str | float) -> pl.Expr:
+    """The same sum for the greedy ideal ranking of the query's judgments.
+
+    ``k=None`` sums over the whole ideal ranking, to its last relevant
+    document.
+    """
+    term = _weighted(pl.col(GAIN), IDEAL_RANK, by)
+    if k is not None:
+        term = pl.when(pl.col(IDEAL_RANK) <= k).then(term).otherwise(0.0)
     total = term.sort_by(IDEAL_RANK).cum_sum().last().fill_null(0.0)
-    name = f"__ireval_iideal_{by}_{rel}_{alpha!r}_{k}"
+    name = f"__ireval_iideal_{_tag(by)}_{rel}_{alpha!r}_{k}"
     return define(name, "intent_ideal", total, table=ideal_key(rel, alpha, k))
 
 
@@ -325,9 +349,7 @@ def nrbp(m: Metric) -> Plan:
     0.65625
     """
     rel, alpha, beta = m.rel, float(m.param("alpha")), float(m.param("beta"))
-    decay = pl.lit(beta).pow(pl.col("rank").cast(pl.Float64) - 1.0)
-    name = f"__ireval_inrbp_{rel}_{alpha!r}_{beta!r}"
-    total = _total(name, _novelty(rel, alpha) * decay)
+    total = _discounted_gain(rel, alpha, None, beta)
     value = _over_m(total * (1.0 - (1.0 - alpha) * beta), rel)
     return Plan(value=value)
 
