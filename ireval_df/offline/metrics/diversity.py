@@ -355,6 +355,51 @@ def nrbp(m: Metric) -> Plan:
 
 
 @register(
+    "nNRBP",
+    judgments="intents",
+    aliases=("nnrbp",),
+    params={"rel": 1, "alpha": _ALPHA, "beta": _BETA},
+    validate=_check,
+)
+def nnrbp(m: Metric) -> Plan:
+    """NRBP over that of the greedy ideal ranking (normalised NRBP).
+
+    ``sum_r G(r) beta^(r-1)`` over the same sum for ndeval's greedy ideal
+    ranking of the whole qrels (see ``alpha_nDCG``; every relevant document,
+    no cutoff): ``NRBP`` divided by the ideal ranking's ``NRBP``, whose
+    factor ``(1 - (1 - alpha) beta) / M`` cancels. ndeval's
+    collection-dependent normalisation, ``nNRBP`` (Clarke, Kolla &
+    Vechtomova, ICTIR 2009), with the same ``alpha`` and ``beta`` on both
+    sides. The greedy ideal scores 1; it is not always the best ranking, so
+    a ranking that beats it scores above 1 (rare; in ndeval too, and the
+    same holds for ``alpha_nDCG`` and ``nERR_IA``).
+
+    A query without a relevant intent scores 0, where ndeval divides 0 by 0
+    and reports NaN. With ``alpha=0`` and ``beta=1``, ndeval's factor is 0
+    on both sides (NaN again); the ratio of the sums above is the value
+    here, the share of the (document, intent) hits the ranking finds.
+
+    Notation (G, M, J): [diversity.md](diversity.md).
+
+    Examples
+    --------
+    Ranking b, a of the alpha_nDCG example, G = (1, 1.5); ideal a, b,
+    G = (2, 0.5); beta = 0.5: (1 + 1.5 * 0.5) / (2 + 0.5 * 0.5) = 0.7778...
+
+    >>> run = pl.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "score": [1.0, 2.0]})
+    >>> qrels = pl.DataFrame({"query_id": "q", "doc_id": ["a", "a", "b"],
+    ...                       "intent": ["x", "y", "x"], "relevance": 1})
+    >>> round(ie.evaluate(run, qrels, "nNRBP")["value"].item(), 4)
+    0.7778
+    """
+    rel, alpha, beta = m.rel, float(m.param("alpha")), float(m.param("beta"))
+    value = _ratio(
+        _discounted_gain(rel, alpha, None, beta), _ideal_gain(rel, alpha, None, beta)
+    )
+    return Plan(value=value)
+
+
+@register(
     "AP_IA",
     judgments="intents",
     aliases=("MAP_IA", "MAP-IA", "map_ia"),
@@ -509,6 +554,7 @@ __all__ = [
     "err_ia",
     "ndcg_ia",
     "nerr_ia",
+    "nnrbp",
     "nrbp",
     "p_ia",
     "subtopic_recall",
