@@ -66,15 +66,18 @@ GAIN = "__ireval_ggain"
 _JUDGMENT = ("query_id", "doc_id", "intent", "relevance")
 
 
-def ideal_key(rel: int, alpha: float, depth: int) -> str:
+def ideal_key(rel: int, alpha: float, depth: int | None) -> str:
     """Name the greedy ideal table of ``rel`` and ``alpha``, needed to ``depth``.
+
+    ``depth=None`` asks for the whole ideal ranking, down to the last
+    relevant document (a measure without a cutoff, such as ``nNRBP``).
 
     Examples
     --------
-    >>> ideal_key(1, 0.5, 20)
-    '1:0.5:20'
+    >>> ideal_key(1, 0.5, 20), ideal_key(1, 0.5, None)
+    ('1:0.5:20', '1:0.5:all')
     """
-    return f"{rel}:{alpha!r}:{depth}"
+    return f"{rel}:{alpha!r}:{'all' if depth is None else depth}"
 
 
 def attach(qrels: pl.LazyFrame, intents: pl.LazyFrame | None) -> pl.LazyFrame:
@@ -334,14 +337,19 @@ def _filled(frame: pl.LazyFrame, defs: list[Def]) -> pl.LazyFrame:
 def _ideal_tables(
     judged: pl.DataFrame, defs: list[Def]
 ) -> list[tuple[list[Def], pl.DataFrame]]:
-    """Each (rel, alpha)'s greedy ideal, to the deepest rank its columns need."""
+    """Each (rel, alpha)'s greedy ideal, to the deepest rank its columns need.
+
+    The whole ideal (``ideal_key(..., None)``) is at most as deep as there
+    are judgments: the greedy stops once every relevant document is placed.
+    """
     groups: dict[tuple[int, float], list[Def]] = {}
     depth: dict[tuple[int, float], int] = {}
     for d in defs:
         rel, alpha, k = (d.table or "").split(":")
         key = (int(rel), float(alpha))
         groups.setdefault(key, []).append(d)
-        depth[key] = max(depth.get(key, 0), int(k))
+        needed = judged.height if k == "all" else int(k)
+        depth[key] = max(depth.get(key, 0), needed)
     return [
         (group, greedy_ideal(judged, rel, alpha, depth[(rel, alpha)]))
         for (rel, alpha), group in groups.items()

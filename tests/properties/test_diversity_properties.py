@@ -8,6 +8,9 @@
   measure is a mean over intents, or a ratio whose two sides double).
 * Neither the order of the rows nor the kind of input (lazy, pandas)
   changes a value (``test_properties.py`` checks the other measures so).
+* A run that ranks the judged documents in ndeval's greedy ideal order
+  scores 1 on the measures normalised by that ideal (``alpha_nDCG``,
+  ``nERR_IA``, ``nNRBP``), whatever ``alpha``, ``beta`` and ``k``.
 
 Their ranges, direction, aggregation and value without a relevant
 document are in the property sets (``test_property_sets.py``).
@@ -18,6 +21,7 @@ from __future__ import annotations
 import warnings
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import NO_SHRINK, Case, cases, shuffled
@@ -34,6 +38,8 @@ DIVERSITY = [
     "nERR_IA@5",
     "NRBP",
     "NRBP(alpha=0.7,beta=0.9)",
+    "nNRBP",
+    "nNRBP(alpha=0.3,beta=1,rel=2)",
     "AP_IA",
     "AP_IA(rel=2)",
     "P_IA@3",
@@ -128,3 +134,58 @@ def test_row_order_and_input_kind_change_nothing(
     same(want, moved)
     same(want, lazy)
     same(want, pandas)
+
+
+def greedy_order(qrels: pl.DataFrame, query: str, rel: int, alpha: float) -> list[str]:
+    """ndeval's greedy ideal of one query: at each rank the document of highest
+    novelty gain, ties to the highest doc_id, until none relevant is left."""
+    left: dict[str, list[str]] = {}
+    for doc, intent, grade in (
+        qrels.filter(pl.col("query_id") == query)
+        .select("doc_id", "intent", "relevance")
+        .rows()
+    ):
+        if grade >= rel:
+            left.setdefault(doc, []).append(intent)
+    seen: dict[str, int] = {}
+    order = []
+    while left:
+
+        def gain(doc: str) -> float:
+            return sum((1.0 - alpha) ** seen.get(i, 0) for i in sorted(left[doc]))
+
+        best = max(left, key=lambda doc: (gain(doc), doc.encode()))
+        order.append(best)
+        for intent in left.pop(best):
+            seen[intent] = seen.get(intent, 0) + 1
+    return order
+
+
+@settings(phases=NO_SHRINK, max_examples=15)
+@given(
+    judged_per_intent(),
+    st.sampled_from([0.0, 0.3, 0.5, 1.0]),
+    st.sampled_from([0.0, 0.5, 0.9, 1.0]),
+    st.integers(1, 2),
+)
+def test_the_greedy_ideal_ranking_scores_one(
+    drawn: tuple[Case, pl.DataFrame], alpha: float, beta: float, rel: int
+) -> None:
+    _, qrels = drawn
+    rows = []
+    for query in qrels["query_id"].unique().to_list():
+        order = greedy_order(qrels, query, rel, alpha)
+        rows += [(query, doc, float(-r)) for r, doc in enumerate(order)]
+    if not rows:
+        return
+    run = pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
+    specs = [
+        f"nNRBP(alpha={alpha},beta={beta},rel={rel})",
+        f"alpha_nDCG(alpha={alpha},rel={rel})@5",
+        f"nERR_IA(alpha={alpha},rel={rel})@3",
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrevalWarning)
+        got = ie.evaluate(run, qrels, specs, missing="skip")
+    assert got.height == len(specs) * run["query_id"].n_unique()
+    assert got["value"].to_list() == pytest.approx([1.0] * got.height, rel=1e-12)

@@ -361,8 +361,12 @@ def metric_specs(draw: st.DrawFn) -> Metric:
     if "p" in info.params:
         params["p"] = draw(st.floats(0.01, 0.99).map(lambda p: round(p, 3)))
     if "beta" in info.params:
-        # F's beta weighs recall (any positive); NRBP's is a probability
-        betas = (0.0, 0.25, 0.5, 1.0) if name == "NRBP" else (0.25, 0.5, 1.0, 2.0, 3.0)
+        # F's beta weighs recall (any positive); (n)NRBP's is a probability
+        betas = (
+            (0.0, 0.25, 0.5, 1.0)
+            if name in ("NRBP", "nNRBP")
+            else (0.25, 0.5, 1.0, 2.0, 3.0)
+        )
         params["beta"] = draw(st.sampled_from(betas))
     if info.cutoff_type is float:
         k: Any = draw(st.sampled_from((0.0, 0.1, 0.25, 1 / 3, 0.5, 0.9, 1.0)))

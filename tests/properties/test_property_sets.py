@@ -50,7 +50,7 @@ MEAN_AGGREGATED = {
     "Success", "Unjudged", "Utility", "binG", "infAP", "nDCG", "nDCGRel", "yaap",
     # diversity (ndeval)
     "AP_IA", "ERR_IA", "NRBP", "P_IA", "StRecall", "alpha_DCG", "alpha_nDCG",
-    "nDCG_IA", "nERR_IA",
+    "nDCG_IA", "nERR_IA", "nNRBP",
     "BPM", "Compat", "INSQ", "INST", "NERR8", "NERR9", "NERR10", "NERR11", "SDCG",
 }  # fmt: skip
 MEAN_AGGREGATED |= PREFS_SHARES
@@ -69,7 +69,7 @@ IN_UNIT_INTERVAL = {
     "SetR", "SetRelP", "Share", "Success", "Unjudged", "binG", "gmAP", "gmBpref",
     "infAP", "nDCG", "nDCGRel",
     "AP_IA", "ERR_IA", "NRBP", "P_IA", "StRecall", "alpha_DCG", "alpha_nDCG",
-    "nDCG_IA", "nERR_IA",
+    "nDCG_IA", "nERR_IA", "nNRBP",
     "BPM", "Compat", "INSQ", "INST", "NERR8", "NERR9", "NERR10", "NERR11", "SDCG",
 }  # fmt: skip
 IN_UNIT_INTERVAL |= PREFS_SHARES
@@ -93,7 +93,7 @@ ZERO_WITHOUT_RELEVANT = {
     "SetF", "SetP", "SetR", "SetRelP", "Success", "binG", "gmAP", "gmBpref",
     "infAP", "nDCG", "nDCGRel", "yaap",
     "AP_IA", "ERR_IA", "NRBP", "P_IA", "StRecall", "alpha_DCG", "alpha_nDCG",
-    "nDCG_IA", "nERR_IA",
+    "nDCG_IA", "nERR_IA", "nNRBP",
     "BPM", "Compat", "INSQ", "INST", "NERR8", "NERR9", "NERR10", "NERR11", "SDCG",
 }  # fmt: skip
 #: with one grade for every judged document there is no preference

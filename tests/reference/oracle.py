@@ -704,6 +704,16 @@ def m_nrbp(m: Metric, t: Topic) -> float:
     return div(total * (1.0 - (1.0 - alpha) * beta), n)
 
 
+def m_nnrbp(m: Metric, t: Topic) -> float:
+    rel, alpha, beta = m.rel, float(m.param("alpha")), float(m.param("beta"))
+    gains = novelty_gains(t.ranked_intents, rel, alpha)
+    ideal = greedy_gains(t, rel, alpha, len(t.intents))  # the whole ideal
+    return div(
+        sum(g * beta ** (r - 1) for r, g in enumerate(gains, start=1)),
+        sum(g * beta ** (r - 1) for r, g in enumerate(ideal, start=1)),
+    )
+
+
 def m_ap_ia(m: Metric, t: Topic) -> float:
     rel = m.rel
     found = relevant_intents(t, rel)
@@ -801,6 +811,7 @@ ORACLE: dict[str, Callable[[Any, Topic], float]] = {
     "ERR_IA": m_err_ia,
     "nERR_IA": m_nerr_ia,
     "NRBP": m_nrbp,
+    "nNRBP": m_nnrbp,
     "AP_IA": m_ap_ia,
     "P_IA": m_p_ia,
     "StRecall": m_strecall,

@@ -67,6 +67,7 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
     "ERR_IA": [{}, {"alpha": 0.8}],
     "nERR_IA": [{}, {"alpha": 0.2}],
     "NRBP": [{}, {"alpha": 0.2, "beta": 0.9}, {"beta": 0.1}],
+    "nNRBP": [{}, {"alpha": 0.2, "beta": 0.9}, {"beta": 1.0}, {"beta": 0.0}],
     "RBP": [
         {},
         {"p": 0.5},

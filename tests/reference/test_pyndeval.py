@@ -50,8 +50,12 @@ NDEVAL = {
     "P_IA": "P-IA",
     "StRecall": "strec",
     "NRBP": "NRBP",
+    "nNRBP": "nNRBP",
     "AP_IA": "MAP-IA",
 }
+#: measures without a cutoff, and those with ndeval's beta
+NO_CUTOFF = {"NRBP", "nNRBP", "AP_IA"}
+WITH_BETA = {"NRBP", "nNRBP"}
 CUTOFFS = (1, 2, 3, 5, 10, 20)
 #: ndeval leaves rank 1 out of these two's normalisation (pinned apart)
 UNNORMALISED_AT_ONE = {"alpha_DCG", "ERR_IA"}
@@ -125,14 +129,14 @@ def grid(rel: int, alpha: float, beta: float) -> list[tuple[str, str]]:
     for name, theirs in NDEVAL.items():
         own = list(params)
         if (
-            name in ("alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "NRBP")
+            name in ("alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", *WITH_BETA)
             and alpha != 0.5
         ):
             own.append(f"alpha={alpha}")
-        if name == "NRBP" and beta != 0.5:
+        if name in WITH_BETA and beta != 0.5:
             own.append(f"beta={beta}")
         spec = name + (f"({','.join(sorted(own))})" if own else "")
-        if name in ("NRBP", "AP_IA"):
+        if name in NO_CUTOFF:
             out.append((spec, theirs))
             continue
         for k in CUTOFFS:
@@ -166,10 +170,106 @@ def test_matches_ndeval_per_query(
         beta=beta,
     )
     assert want, "no query in common"
+    m = n_intents(qrels, rel)
     for query, values in want.items():
         for spec, name in pairs:
             mine = got[(query, str(ie.parse_metric(spec)))]
+            if name == "nNRBP" and m.get(query, 0) == 0:
+                # ndeval divides the run's NRBP, 0, by the ideal's, 0: NaN
+                assert math.isnan(values[name]), (seed, query)
+                assert mine == 0.0, (seed, query)
+                continue
             assert close(mine, values[name]), (seed, query, spec, mine, values[name])
+
+
+def n_intents(qrels: pl.DataFrame, rel: int) -> dict[str, int]:
+    """M per query: its intents with a document graded at least ``rel``."""
+    relevant = qrels.filter(pl.col("relevance") >= rel)
+    return dict(relevant.group_by("query_id").agg(pl.col("intent").n_unique()).rows())
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize(
+    ("rel", "alpha", "beta"), [(1, 0.5, 1.0), (1, 0.0, 0.9), (2, 0.7, 0.0)]
+)
+def test_nnrbp_at_extreme_patience_matches_ndeval(
+    seed: int, rel: int, alpha: float, beta: float
+) -> None:
+    # beta = 1: every rank counts fully (the whole ideal ranking matters);
+    # beta = 0: only rank 1; alpha = 0: no redundancy penalty
+    qrels, run = generate(seed)
+    params = f"alpha={alpha},beta={beta},rel={rel}"
+    specs = [f"nNRBP({params})", f"NRBP({params})"]
+    got = ours(qrels, run, specs)
+    want = ndeval_values(
+        qrels,
+        as_ranked_scores(run),
+        ["nNRBP", "NRBP"],
+        relevance_level=rel,
+        alpha=alpha,
+        beta=beta,
+    )
+    m = n_intents(qrels, rel)
+    for query, values in want.items():
+        for spec, name in zip(specs, ["nNRBP", "NRBP"], strict=True):
+            mine = got[(query, str(ie.parse_metric(spec)))]
+            if name == "nNRBP" and m.get(query, 0) == 0:
+                assert math.isnan(values[name])
+                assert mine == 0.0
+                continue
+            assert close(mine, values[name]), (seed, query, spec, mine, values[name])
+
+
+def test_nnrbp_without_alpha_and_beta_is_the_share_of_hits_found() -> None:
+    # alpha = 0, beta = 1: ndeval's factor 1 - (1 - alpha) beta is 0, so its
+    # NRBP is 0 and its nNRBP 0/0. Ours is the ratio of the sums: the run's
+    # (document, intent) hits over the qrels'. a: x, y; b: x; c: y (grade 0
+    # for x). The run finds a and c: 3 of the 4 hits (c's x is not one).
+    qrels = pl.DataFrame(
+        {
+            "query_id": "q",
+            "intent": ["x", "y", "x", "y", "x"],
+            "doc_id": ["a", "a", "b", "c", "c"],
+            "relevance": [1, 1, 1, 1, 0],
+        }
+    )
+    run = pl.DataFrame(
+        {"query_id": "q", "doc_id": ["u", "c", "a"], "score": [3.0, 2.0, 1.0]}
+    )
+    spec = str(ie.parse_metric("nNRBP(alpha=0,beta=1)"))
+    assert ours(qrels, run, [spec])[("q", spec)] == 0.75
+    want = ndeval_values(
+        qrels, as_ranked_scores(run), ["nNRBP", "NRBP"], alpha=0.0, beta=1.0
+    )
+    assert want["q"]["NRBP"] == 0.0
+    assert math.isnan(want["q"]["nNRBP"])
+
+
+def test_a_ranking_can_beat_the_greedy_ideal() -> None:
+    # a covers intents 0 and 2, b 1 and 3, c 2 and 3. The greedy ideal takes
+    # c first (all three gain 2; ties to the highest doc_id), then b and a
+    # (one new intent each). The run a, b, c gains 2, 2, then only repeats:
+    # it beats the ideal, above 1 in ndeval as here. alpha = 1, beta = 0.9:
+    # (2 + 2 * 0.9) / (2 + 0.9 + 0.81) = 1.0243; alpha_nDCG@3 alike.
+    qrels = pl.DataFrame(
+        {
+            "query_id": "q",
+            "intent": ["0", "2", "1", "3", "2", "3"],
+            "doc_id": ["a", "a", "b", "b", "c", "c"],
+            "relevance": 1,
+        }
+    )
+    run = pl.DataFrame(
+        {"query_id": "q", "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]}
+    )
+    spec = str(ie.parse_metric("nNRBP(alpha=1,beta=0.9)"))
+    got = ours(qrels, run, [spec, "alpha_nDCG@3"])
+    assert got[("q", spec)] == pytest.approx(3.8 / 3.71, rel=1e-12)
+    want = ndeval_values(qrels, as_ranked_scores(run), ["nNRBP"], alpha=1.0, beta=0.9)
+    assert close(got[("q", spec)], want["q"]["nNRBP"])
+    nd = ndeval_values(qrels, as_ranked_scores(run), ["alpha-nDCG@3"])
+    assert got[("q", "alpha_nDCG@3")] > 1
+    assert close(got[("q", "alpha_nDCG@3")], nd["q"]["alpha-nDCG@3"])
 
 
 def test_ndeval_leaves_rank_one_unnormalised() -> None:
@@ -256,6 +356,7 @@ def test_matches_ir_measures_names_and_values(seed: int) -> None:
         "ERR_IA@20",
         "nERR_IA@5",
         "NRBP",
+        "nNRBP",
         "AP_IA",
         "P_IA@10",
         "StRecall@5",
@@ -264,9 +365,15 @@ def test_matches_ir_measures_names_and_values(seed: int) -> None:
     got = ours(qrels, run, specs)
     want = ir_measures_values(qrels, run, specs)
     answered = set(run["query_id"])
+    m = n_intents(qrels, 1)
     for (query, spec), value in want.items():
-        if query in answered:
-            assert close(got[(query, spec)], value), (seed, query, spec)
+        if query not in answered:
+            continue
+        if spec == "nNRBP" and m.get(query, 0) == 0:  # ndeval's 0/0, as above
+            assert math.isnan(value)
+            assert got[(query, spec)] == 0.0
+            continue
+        assert close(got[(query, spec)], value), (seed, query, spec)
 
 
 def test_ir_measures_scores_a_second_ndeval_invocation_zero() -> None:

@@ -181,6 +181,7 @@ NO_REFERENCE: dict[str, str] = {
             "ERR_IA",
             "nERR_IA",
             "NRBP",
+            "nNRBP",
             "AP_IA",
             "P_IA",
             "StRecall",

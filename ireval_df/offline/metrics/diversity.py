@@ -96,22 +96,46 @@ def _total(name: str, term: pl.Expr, where: pl.Expr | None = None) -> pl.Expr:
     return define(name, "intent_agg", total.fill_null(0.0))
 
 
-def _discounted_gain(rel: int, alpha: float, k: int | None, by: str) -> pl.Expr:
-    """``sum_{r <= k} G(r) / d(r)``, d = log2(r + 1) (``by="log2"``), r or none."""
-    rank = pl.col("rank").cast(pl.Float64)
-    discount = {"log2": (rank + 1.0).log(2), "rank": rank}[by]
+def _weighted(gain: pl.Expr, rank: str, by: str | float) -> pl.Expr:
+    """``gain`` at the rank in column ``rank``, weighed by its position.
+
+    ``by`` is the discount: ``"log2"`` divides by ``log2(r + 1)``,
+    ``"rank"`` by ``r``, and a number ``beta`` multiplies by
+    ``beta^(r - 1)`` (rank-biased precision's patience).
+    """
+    r = pl.col(rank).cast(pl.Float64)
+    if by == "log2":
+        return gain / (r + 1.0).log(2)
+    if by == "rank":
+        return gain / r
+    return gain * pl.lit(float(by)).pow(r - 1.0)
+
+
+def _tag(by: str | float) -> str:
+    return by if isinstance(by, str) else f"rbp{by!r}"
+
+
+def _discounted_gain(rel: int, alpha: float, k: int | None, by: str | float) -> pl.Expr:
+    """``sum_{r <= k} G(r) w(r)``, w the weight ``by`` names (:func:`_weighted`).
+
+    ``k=None`` sums over the whole ranking.
+    """
     where = None if k is None else pl.col("rank") <= k
-    name = f"__ireval_igain_{by}_{rel}_{alpha!r}_{k}"
-    return _total(name, _novelty(rel, alpha) / discount, where)
+    name = f"__ireval_igain_{_tag(by)}_{rel}_{alpha!r}_{k}"
+    return _total(name, _weighted(_novelty(rel, alpha), "rank", by), where)
 
 
-def _ideal_gain(rel: int, alpha: float, k: int, by: str) -> pl.Expr:
-    """The same sum for the greedy ideal ranking of the query's judgments."""
-    rank = pl.col(IDEAL_RANK).cast(pl.Float64)
-    discount = {"log2": (rank + 1.0).log(2), "rank": rank}[by]
-    term = pl.when(pl.col(IDEAL_RANK) <= k).then(pl.col(GAIN) / discount).otherwise(0.0)
+def _ideal_gain(rel: int, alpha: float, k: int | None, by: str | float) -> pl.Expr:
+    """The same sum for the greedy ideal ranking of the query's judgments.
+
+    ``k=None`` sums over the whole ideal ranking, to its last relevant
+    document.
+    """
+    term = _weighted(pl.col(GAIN), IDEAL_RANK, by)
+    if k is not None:
+        term = pl.when(pl.col(IDEAL_RANK) <= k).then(term).otherwise(0.0)
     total = term.sort_by(IDEAL_RANK).cum_sum().last().fill_null(0.0)
-    name = f"__ireval_iideal_{by}_{rel}_{alpha!r}_{k}"
+    name = f"__ireval_iideal_{_tag(by)}_{rel}_{alpha!r}_{k}"
     return define(name, "intent_ideal", total, table=ideal_key(rel, alpha, k))
 
 
@@ -325,10 +349,53 @@ def nrbp(m: Metric) -> Plan:
     0.65625
     """
     rel, alpha, beta = m.rel, float(m.param("alpha")), float(m.param("beta"))
-    decay = pl.lit(beta).pow(pl.col("rank").cast(pl.Float64) - 1.0)
-    name = f"__ireval_inrbp_{rel}_{alpha!r}_{beta!r}"
-    total = _total(name, _novelty(rel, alpha) * decay)
+    total = _discounted_gain(rel, alpha, None, beta)
     value = _over_m(total * (1.0 - (1.0 - alpha) * beta), rel)
+    return Plan(value=value)
+
+
+@register(
+    "nNRBP",
+    judgments="intents",
+    aliases=("nnrbp",),
+    params={"rel": 1, "alpha": _ALPHA, "beta": _BETA},
+    validate=_check,
+)
+def nnrbp(m: Metric) -> Plan:
+    """NRBP over that of the greedy ideal ranking (normalised NRBP).
+
+    ``sum_r G(r) beta^(r-1)`` over the same sum for ndeval's greedy ideal
+    ranking of the whole qrels (see ``alpha_nDCG``; every relevant document,
+    no cutoff): ``NRBP`` divided by the ideal ranking's ``NRBP``, whose
+    factor ``(1 - (1 - alpha) beta) / M`` cancels. ndeval's
+    collection-dependent normalisation, ``nNRBP`` (Clarke, Kolla &
+    Vechtomova, ICTIR 2009), with the same ``alpha`` and ``beta`` on both
+    sides. The greedy ideal scores 1; it is not always the best ranking, so
+    a ranking that beats it scores above 1 (rare; in ndeval too, and the
+    same holds for ``alpha_nDCG`` and ``nERR_IA``).
+
+    A query without a relevant intent scores 0, where ndeval divides 0 by 0
+    and reports NaN. With ``alpha=0`` and ``beta=1``, ndeval's factor is 0
+    on both sides (NaN again); the ratio of the sums above is the value
+    here, the share of the (document, intent) hits the ranking finds.
+
+    Notation (G, M, J): [diversity.md](diversity.md).
+
+    Examples
+    --------
+    Ranking b, a of the alpha_nDCG example, G = (1, 1.5); ideal a, b,
+    G = (2, 0.5); beta = 0.5: (1 + 1.5 * 0.5) / (2 + 0.5 * 0.5) = 0.7778...
+
+    >>> run = pl.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "score": [1.0, 2.0]})
+    >>> qrels = pl.DataFrame({"query_id": "q", "doc_id": ["a", "a", "b"],
+    ...                       "intent": ["x", "y", "x"], "relevance": 1})
+    >>> round(ie.evaluate(run, qrels, "nNRBP")["value"].item(), 4)
+    0.7778
+    """
+    rel, alpha, beta = m.rel, float(m.param("alpha")), float(m.param("beta"))
+    value = _ratio(
+        _discounted_gain(rel, alpha, None, beta), _ideal_gain(rel, alpha, None, beta)
+    )
     return Plan(value=value)
 
 
@@ -487,6 +554,7 @@ __all__ = [
     "err_ia",
     "ndcg_ia",
     "nerr_ia",
+    "nnrbp",
     "nrbp",
     "p_ia",
     "subtopic_recall",

@@ -106,6 +106,7 @@ PARTIAL = [
     "ERR_IA@10",
     "nERR_IA@20",
     "NRBP",
+    "nNRBP",
     "AP_IA",
     "P_IA@10",
     "StRecall@10",

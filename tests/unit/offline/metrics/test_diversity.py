@@ -50,8 +50,8 @@ def test_the_running_example() -> None:
     got = values(
         RUN,
         QRELS,
-        ["alpha_nDCG@3", "alpha_DCG@3", "ERR_IA@3", "nERR_IA@3", "NRBP", "AP_IA",
-         "P_IA@3", "StRecall@2", "StRecall@3"],
+        ["alpha_nDCG@3", "alpha_DCG@3", "ERR_IA@3", "nERR_IA@3", "NRBP", "nNRBP",
+         "AP_IA", "P_IA@3", "StRecall@2", "StRecall@3"],
     )  # fmt: skip
     # alpha-DCG@3 = 2/1 + 0.5/log2 3 + 1/2; the greedy ideal takes a (2), then
     # c (1, a new intent) over b (0.5), then b: 2 + 1/log2 3 + 0.5/2
@@ -65,6 +65,9 @@ def test_the_running_example() -> None:
     assert got["nERR_IA@3"] == pytest.approx((2 + 0.25 + 1 / 3) / (2.5 + 0.5 / 3))
     # NRBP: (1 - 0.5 * 0.5) / 3 * (2 + 0.5 * 0.5 + 1 * 0.25 + 0) = 0.625
     assert got["NRBP"] == pytest.approx(0.625, rel=1e-12)
+    # nNRBP: the same sum over the greedy ideal's (a, c, b: G = 2, 1, 0.5),
+    # (2 + 0.25 + 0.25) / (2 + 0.5 + 0.125); the factor (1 - 0.25) / 3 cancels
+    assert got["nNRBP"] == pytest.approx(2.5 / 2.625, rel=1e-12)
     # AP per intent: 1 (a, b at 1, 2: (1 + 1) / 2), 2 (a at 1), 3 (c at 3: 1/3)
     assert got["AP_IA"] == pytest.approx((1 + 1 + 1 / 3) / 3, rel=1e-12)
     # P-IA@3: 4 (document, intent) hits over k M = 9
@@ -81,6 +84,25 @@ def test_cutoffs_beyond_the_ranking() -> None:
     # alpha-nDCG@20: the ranking's whole gain over the whole greedy ideal's
     ideal = 2 + 1 / LOG3 + 0.5 / 2
     assert got["alpha_nDCG@20"] == pytest.approx((2 + 0.5 / LOG3 + 0.5) / ideal)
+
+
+def test_nnrbp_reads_the_whole_ideal_ranking() -> None:
+    # beta = 1: every rank counts fully. The run a, c finds G = 2 + 1 of the
+    # ideal's 2 + 1 + 0.5 (b, the third, is beyond the run). beta = 0.9 and
+    # the run c alone: 1 over 2 + 0.9 + 0.5 * 0.81 (the ideal's three ranks).
+    ac = RUN.filter(pl.col("doc_id").is_in(["a", "c"]))
+    c = RUN.filter(pl.col("doc_id") == "c")
+    assert values(ac, QRELS, ["nNRBP(beta=1)"]) == {
+        "nNRBP(beta=1)": pytest.approx(3 / 3.5, rel=1e-12)
+    }
+    assert values(c, QRELS, ["nNRBP(beta=0.9)"]) == {
+        "nNRBP(beta=0.9)": pytest.approx(1 / (2 + 0.9 + 0.405), rel=1e-12)
+    }
+    # the greedy ideal itself scores 1
+    ideal = pl.DataFrame(
+        {"query_id": "q", "doc_id": ["a", "c", "b"], "score": [3.0, 2.0, 1.0]}
+    )
+    assert values(ideal, QRELS, ["nNRBP"]) == {"nNRBP": 1.0}
 
 
 def test_alpha_one_counts_each_intent_once() -> None:
@@ -114,12 +136,12 @@ def test_nothing_relevant_and_nothing_retrieved_score_zero() -> None:
     run = pl.concat(
         [RUN, pl.DataFrame({"query_id": "q2", "doc_id": ["a"], "score": [1.0]})]
     )
-    specs = ["alpha_nDCG@5", "alpha_DCG@5", "ERR_IA@5", "nERR_IA@5", "NRBP", "AP_IA",
-             "P_IA@5", "StRecall@5", "nDCG_IA@5"]  # fmt: skip
+    specs = ["alpha_nDCG@5", "alpha_DCG@5", "ERR_IA@5", "nERR_IA@5", "NRBP", "nNRBP",
+             "AP_IA", "P_IA@5", "StRecall@5", "nDCG_IA@5"]  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IrevalWarning)
         frame = ie.evaluate(run, qrels, specs)
-    assert frame.filter(pl.col("query_id") != "q")["value"].to_list() == [0.0] * 18
+    assert frame.filter(pl.col("query_id") != "q")["value"].to_list() == [0.0] * 20
 
 
 def test_intent_aware_ndcg_with_one_intent_is_ndcg() -> None:
@@ -187,7 +209,9 @@ def test_without_intents_the_error_names_the_column_and_the_fix() -> None:
         ie.evaluate(RUN, qrels, ["nDCG@10", "alpha_nDCG@10", "NRBP"])
 
 
-@pytest.mark.parametrize("spec", ["alpha_nDCG(alpha=1.5)@5", "NRBP(beta=-0.1)"])
+@pytest.mark.parametrize(
+    "spec", ["alpha_nDCG(alpha=1.5)@5", "NRBP(beta=-0.1)", "nNRBP(alpha=2)"]
+)
 def test_alpha_and_beta_are_probabilities(spec: str) -> None:
     with pytest.raises(MetricSpecError, match=r"must be in \[0, 1\]"):
         ie.parse_metric(spec)
@@ -204,6 +228,7 @@ def test_alpha_and_beta_are_probabilities(spec: str) -> None:
         ("strec@10", "StRecall@10"),
         ("MAP-IA", "AP_IA"),
         ("MAP_IA", "AP_IA"),
+        ("nnrbp", "nNRBP"),
     ],
 )
 def test_ndeval_and_ir_measures_names_parse(spelling: str, name: str) -> None:
