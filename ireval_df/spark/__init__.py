@@ -26,13 +26,24 @@ if TYPE_CHECKING:
     from ireval_df.spark.comparison import similarity
     from ireval_df.spark.diagnosis import failures
     from ireval_df.spark.evaluation import evaluate
+    from ireval_df.spark.online import ab_test, online_metrics, unit_table
 
-__all__ = ["evaluate", "failures", "similarity"]
+__all__ = [
+    "ab_test",
+    "evaluate",
+    "failures",
+    "online_metrics",
+    "similarity",
+    "unit_table",
+]
 
 _MODULES = {
     "evaluate": "ireval_df.spark.evaluation",
     "failures": "ireval_df.spark.diagnosis",
     "similarity": "ireval_df.spark.comparison",
+    "online_metrics": "ireval_df.spark.online",
+    "unit_table": "ireval_df.spark.online",
+    "ab_test": "ireval_df.spark.online",
 }
 
 __getattr__, __dir__ = lazy_names(__name__, _MODULES, __all__)
