@@ -102,7 +102,7 @@ if TYPE_CHECKING:
     from ireval_df.online.derive import Named
     from ireval_df.online.log import Table
 
-__all__ = ["online_metrics", "unit_table"]
+__all__ = ["ab_test", "online_metrics", "unit_table"]
 
 #: A row's node in the graph of linked users (its group's key).
 _NODE = "__ireval_node"
@@ -160,7 +160,7 @@ class _Prepared:
     units: DataFrame | None  # the units table, canonical (variant not null)
     unit_keys: list[str]  # unit_id, and experiment_id when units has it
     experiments: list[str]  # of the usable searches of the whole log
-    int_sums: dict[str, bool]  # per metric: its sums are whole numbers
+    int_sums: dict[str, bool]  # per <name>__num and __den: whole numbers
     schema: dict[str, pl.DataType]  # the kernel's output (slice dtypes)
 
 
@@ -204,32 +204,42 @@ def _is_numeric(frame: DataFrame, name: str) -> bool:
     return isinstance(frame.schema[name].dataType, NumericType)
 
 
-def _check_repeats(
+def _check_ids(
     frame: DataFrame, keys: dict[str, Column], table: str, hint: str
 ) -> None:
-    """Raise read_log's error for repeated ``keys`` (canonical), counted on Spark."""
+    """Raise read_log's error for null or repeated ``keys`` (canonical); one Spark job.
+
+    The first key is the one that must not be null; the example of a
+    repeat is the repeated key that comes first in the input, as locally.
+    """
     from pyspark.sql import functions as F  # noqa: N812
 
+    names = list(keys)
     keyed = frame.select(
         *(col.alias(name) for name, col in keys.items()),
         F.monotonically_increasing_id().alias(_ROW),
     )
-    names = list(keys)
-    repeats = (
-        keyed.groupBy(*names)
-        .agg(F.count(F.lit(1)).alias("n"), F.min(_ROW).alias("first"))
-        .where(F.col("n") > 1)
+    counts = keyed.groupBy(*names).agg(
+        F.count(F.lit(1)).alias("n"), F.min(_ROW).alias("first")
     )
-    found = repeats.agg(
-        F.sum(F.col("n") - 1).alias("extra"),
-        F.min_by(F.struct(*names), F.col("first")).alias("example"),
+    null = F.col(names[0]).isNull()
+    repeated = ~null & (F.col("n") > 1)
+    found = counts.agg(
+        F.sum(F.when(null, F.col("n"))).alias("nulls"),
+        F.sum(F.when(repeated, F.col("n") - 1)).alias("extra"),
+        F.min_by(
+            F.when(repeated, F.struct(*names)), F.when(repeated, F.col("first"))
+        ).alias("example"),
     ).first()
-    if found is None or not found["extra"]:
+    if found is None:
         return
-    example = found["example"].asDict()
-    raise DataError(
-        duplicates_message(table, names, int(found["extra"]), example, hint)
-    )
+    if found["nulls"]:
+        raise DataError(nulls_message(table, names[0], int(found["nulls"])))
+    if found["extra"]:
+        example = found["example"].asDict()
+        raise DataError(
+            duplicates_message(table, names, int(found["extra"]), example, hint)
+        )
 
 
 def _global_checks(
@@ -243,21 +253,14 @@ def _global_checks(
     units = tables.get("units")
     if units is not None:
         src = source["units"]
-        unit = canonical_id(units, src["unit_id"])
-        nulls = units.where(unit.isNull()).count()
-        if nulls:
-            raise DataError(nulls_message("units", "unit_id", nulls))
-        keys = {"unit_id": unit}
+        keys = {"unit_id": canonical_id(units, src["unit_id"])}
         if "experiment_id" in src:
             keys["experiment_id"] = canonical_id(units, src["experiment_id"])
-        _check_repeats(units, keys, "units", unit_repeats_hint(list(keys)))
+        _check_ids(units, keys, "units", unit_repeats_hint(list(keys)))
     searches = tables["searches"]
     src = source["searches"]
     sid = canonical_id(searches, src["search_id"])
-    nulls = searches.where(sid.isNull()).count()
-    if nulls:
-        raise DataError(nulls_message("searches", "search_id", nulls))
-    _check_repeats(searches, {"search_id": sid}, "searches", SEARCH_REPEATS_HINT)
+    _check_ids(searches, {"search_id": sid}, "searches", SEARCH_REPEATS_HINT)
     # what a group would tell from its own rows: from the whole tables
     epoch: dict[str, Any] = {}
     wanted = [
@@ -347,10 +350,10 @@ def _route(
     ]
     routed: dict[str, DataFrame] = {"searches": keyed}
     for table in ("results", "events"):
-        frame = tables.get(table)  # type: ignore[call-overload]
+        frame = tables.get(table)
         if frame is None:
             continue
-        src = source[table]  # type: ignore[index]
+        src = source[table]
         own = (
             canonical_id(frame, src["search_id"])
             if "search_id" in src
@@ -536,12 +539,12 @@ def _prepare(
 
 
 def _spec(named: Sequence[Named]) -> dict[str, str]:
-    """The metrics as output name -> canonical spec, for the kernels."""
+    """Return the metrics as output name -> canonical spec, for the kernels."""
     return {n.name: str(n.metric) for n in named}
 
 
 def _integer_sums(probe: Any, named: Sequence[Named]) -> dict[str, bool]:
-    """Whether each metric's per-unit sums are whole numbers (their local dtype)."""
+    """Whether each metric's per-unit sums (``<name>__num``, ``__den``) are whole numbers."""
     from ireval_df.online.derive import GROUP, UNIT, derive, group_sums, slice_columns
 
     grains = {n.name: n.measure.grain for n in named}
@@ -553,7 +556,8 @@ def _integer_sums(probe: Any, named: Sequence[Named]) -> dict[str, bool]:
     ):
         schema = frame.collect_schema()
         for n in group:
-            out[n.name] = schema[f"{n.name}__num"].is_integer()
+            for part in ("num", "den"):
+                out[f"{n.name}__{part}"] = schema[f"{n.name}__{part}"].is_integer()
     return out
 
 
@@ -652,7 +656,7 @@ def _report(
 def _units_table(
     tables: dict[Table, DataFrame], source: dict[Table, dict[str, str]]
 ) -> tuple[DataFrame | None, list[str]]:
-    """The units table as read_log reads it: canonical ids, variant not null, pre_* as doubles."""
+    """Return the units table as read_log reads it: canonical ids, variant not null, pre_* as doubles."""
     from pyspark.sql import functions as F  # noqa: N812
 
     units = tables.get("units")
@@ -934,14 +938,13 @@ def unit_table(
     sums: list[Column] = []
     names: list[tuple[str, bool]] = []
 
-    def pair(name: str, cond: Column, whole: bool) -> None:
+    def pair(name: str, metric: str, cond: Column) -> None:
         for part in ("num", "den"):
             sums.append(F.sum(F.when(cond, F.col(part))).alias(f"{name}__{part}"))
-            names.append((f"{name}__{part}", whole))
+            names.append((f"{name}__{part}", run.int_sums[f"{metric}__{part}"]))
 
     for n in run.named:
         i = index[n.name]
-        whole = run.int_sums[n.name]
         metric = (F.col(ROWS) == SUMS) & (F.col(METRIC) == i)
         if n.measure.by_position:
             shown = (
@@ -953,9 +956,9 @@ def unit_table(
                 .collect()
             )
             for p in sorted(int(r[0]) for r in shown):
-                pair(f"{n.name}[{p}]", metric & (F.col("position") == p), whole)
+                pair(f"{n.name}[{p}]", n.name, metric & (F.col("position") == p))
         else:
-            pair(n.name, metric & F.col("position").isNull(), whole)
+            pair(n.name, n.name, metric & F.col("position").isNull())
     table = rows.groupBy(*keys).agg(*sums)
     out_keys = [
         "experiment_id",
@@ -1020,3 +1023,86 @@ def _covariates(run: _Prepared, table: DataFrame, sums: Sequence[str]) -> DataFr
         raise OptionError(msg)
     on = run.unit_keys
     return table.join(units.select(*on, *pre), on, "left")
+
+
+def ab_test(
+    log_sdfs: Mapping[str, Any],
+    metrics: Any,
+    *,
+    control: Any,
+    by: str | Sequence[str] | None = None,
+    cuped: bool = False,
+    correction: str | None = "holm",
+    alpha: float = 0.05,
+    expected: Mapping[str, float] | None = None,
+    columns: Mapping[str, Any] | None = None,
+    session_gap: str | dt.timedelta = "30m",
+    contaminated: str = "error",
+    invalid: str = "drop",
+    epoch_unit: str | None = None,
+    partitions: int | None = None,
+) -> pl.DataFrame:
+    """Compare the arms of an experiment logged in Spark: :func:`ireval_df.online.ab_test`.
+
+    The unit table is built on Spark (:func:`unit_table`, one row per unit
+    and slice), collected to the driver, and analysed by the local
+    :func:`ireval_df.online.ab_test` code: the result is the local one on
+    the same log (the same rows, values equal to 1e-12).
+
+    Parameters
+    ----------
+    log_sdfs, columns, session_gap, contaminated, invalid, epoch_unit, partitions
+        As :func:`online_metrics`.
+    metrics, control, by, cuped, correction, alpha, expected
+        As :func:`ireval_df.online.ab_test` on a log: registry names, or
+        output name -> registry name or a spec on the unit table's columns.
+
+    Returns
+    -------
+    polars.DataFrame
+        :func:`ireval_df.online.ab_test`'s columns.
+
+    Raises
+    ------
+    MetricSpecError
+        A median metric (``TimeToFirstClick(stat=median)``): its bootstrap
+        reads per-search rows, which stay local (use ``stat=mean``).
+    OptionError, SchemaError, DataError
+        As :func:`ireval_df.online.ab_test` and :func:`online_metrics`.
+
+    Examples
+    --------
+    >>> # ireval_df.spark.ab_test(log_sdfs, ["CTR"], control="control", cuped=True)
+    """
+    from ireval_df._utils.provenance import attach
+    from ireval_df.online.ab import ab_test_on
+
+    def units(sums: dict[str, str]) -> pl.DataFrame:
+        table = unit_table(
+            log_sdfs,
+            sums,
+            by=by,
+            columns=columns,
+            session_gap=session_gap,
+            contaminated=contaminated,
+            invalid=invalid,
+            epoch_unit=epoch_unit,
+            partitions=partitions,
+        )
+        frame = to_polars(table)
+        table.unpersist()
+        return frame
+
+    result, settings = ab_test_on(
+        units,
+        metrics,
+        control=control,
+        by=by,
+        cuped=cuped,
+        correction=correction,
+        alpha=alpha,
+        expected=expected,
+        median_rows=None,
+    )
+    attach(result, settings)
+    return result
