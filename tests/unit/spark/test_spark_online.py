@@ -278,13 +278,23 @@ def test_bundled_log_every_metric(to_spark):
     log = ie.online.read_log(**frames)
     table = ie.spark.unit_table(sdfs, ALL, partitions=2)
     assert_same(collect(table), ie.online.unit_table(log, ALL))
-    got_ab = ie.spark.ab_test(
-        sdfs, ["CTR", "ZeroResultRate"], control="control", cuped=True
-    )
-    want_ab = ie.online.ab_test(
-        log, ["CTR", "ZeroResultRate"], control="control", cuped=True
-    )
-    assert_same(got_ab, want_ab)
+
+
+def test_the_docs_example_runs_on_the_bundled_log(spark):
+    """docs/spark.md's online example (which test_docs cannot run), on data/log.
+
+    Its asserts compare ``ireval_df.spark.online_metrics`` and ``ab_test``
+    (with CUPED) with the local functions.
+    """
+    from tests.unit.spark.conftest import DATA
+
+    page = (DATA.parent / "docs" / "spark.md").read_text()
+    block = page.split("## Online metrics on Spark")[1].split("```python\n")[1]
+    code = block.split("```")[0]
+    lake = 'f"s3a://lake/log/{t}/"'
+    assert lake in code
+    code = code.replace(lake, "str(DATA / 'log' / f'{t}.parquet')")
+    exec(code, {"spark": spark, "DATA": DATA})  # noqa: S102 - the page's own code
 
 
 @pytest.mark.parametrize(
