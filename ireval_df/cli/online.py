@@ -138,6 +138,20 @@ def register(sub: Any) -> None:
         "result- and click-grain metrics, of results (repeatable)",
     )
     _add_output(metrics)
+    metrics.add_argument(
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="local (default), or spark: read the tables with Spark (any path it "
+        "reads) and compute there (ireval_df.spark.online_metrics)",
+    )
+    metrics.add_argument(
+        "--partitions",
+        type=int,
+        metavar="N",
+        help="with --engine spark: groups of users, one Python call each "
+        "(default: spark.sql.shuffle.partitions)",
+    )
     metrics.set_defaults(handler=_metrics)
 
     ab = commands.add_parser(
@@ -394,10 +408,43 @@ def _metrics(args: argparse.Namespace) -> int:
     import ireval_df as ie
 
     by = list(args.by or [])
-    log = _read(args)
-    frame = ie.online.metrics(log, args.metric or list(METRICS_DEFAULT), by=by)
+    metrics = args.metric or list(METRICS_DEFAULT)
+    if args.engine == "spark":
+        frame = _metrics_on_spark(args, metrics, by)
+    else:
+        if args.partitions is not None:
+            msg = "--partitions is an option of --engine spark."
+            raise OptionError(msg)
+        log = _read(args)
+        frame = ie.online.metrics(log, metrics, by=by)
     _write_or_print(frame, _wide_metrics(frame, by), args.output)
     return 0
+
+
+def _metrics_on_spark(
+    args: argparse.Namespace, metrics: list[str], by: list[str]
+) -> pl.DataFrame:
+    """Online metrics on Spark (``--engine spark``); the rows, collected here."""
+    from ireval_df.spark import online_metrics
+    from ireval_df.spark.jobs import to_polars
+    from ireval_df.spark.sources import read_log_tables, session
+
+    with warnings.catch_warnings():
+        # pyspark's notice about pandas 3: ireval_df exchanges Arrow, not pandas
+        warnings.filterwarnings(
+            "ignore", "PySpark does not yet fully support pandas", FutureWarning
+        )
+        spark = session()
+        tables = read_log_tables(spark, args.log)
+        result = online_metrics(
+            tables,
+            metrics,
+            by=by,
+            session_gap=args.session_gap,
+            contaminated=args.contaminated,
+            partitions=args.partitions,
+        )
+        return to_polars(result)
 
 
 def _wide_metrics(frame: pl.DataFrame, by: list[str]) -> pl.DataFrame:

@@ -109,3 +109,24 @@ def test_diversity_qrels_with_qrels_intents_read_as_locally(spark, capsys, tmp_p
     assert "alpha_nDCG@10" in local
     code, remote, _ = _out(capsys, main, [*argv, "--engine", "spark"])
     assert (code, remote) == (0, local)
+
+
+def test_online_metrics_on_spark_print_what_the_local_engine_prints(
+    spark, capsys, tmp_path
+):
+    argv = ["online", "metrics", "--log", str(DATA / "log"), "-m", "CTR"]
+    argv += ["-m", "PositionCTR", "--by", "device"]
+    code, local, _ = _out(capsys, main, argv)
+    assert code == 0
+    code, remote, _ = _out(capsys, spark_main, [*argv, "--partitions", "3"])
+    assert (code, remote) == (0, local)  # online metrics run on Spark there
+    assert main([*argv, "-o", str(tmp_path / "local.parquet")]) == 0
+    spark_argv = [*argv, "--engine", "spark", "-o", str(tmp_path / "spark.parquet")]
+    assert main(spark_argv) == 0
+    assert_same(
+        pl.read_parquet(tmp_path / "spark.parquet"),
+        pl.read_parquet(tmp_path / "local.parquet"),
+    )
+    code, _, err = _out(capsys, main, [*argv[:4], "--partitions", "2"])
+    assert code == 2
+    assert "--engine spark" in err
