@@ -76,7 +76,7 @@ def bundled_frames() -> dict[str, pl.DataFrame]:
 
 
 def random_frames(
-    seed: int, *, households: bool, units_variant: bool
+    seed: int, *, households: bool, units_variant: bool, epoch: bool = False
 ) -> dict[str, Any]:
     """A small random log with every case that crosses groups of users."""
     rng = np.random.default_rng(seed)
@@ -190,6 +190,13 @@ def random_frames(
     searches.append(dict(searches[1], search_id="stime", ts=None))
     # a contaminated unit: one search in the other arm
     other = dict(searches[2], search_id="scross")
+    mates = [
+        u
+        for u in users
+        if unit_of[u] == unit_of[other["user_id"]] and u != other["user_id"]
+    ]
+    if mates:  # by another user of the household: two users, one unit
+        other["user_id"] = mates[0]
     other["variant"] = "B" if other["variant"] == "A" else "A"
     searches.append(other)
     frames: dict[str, Any] = {
@@ -213,6 +220,16 @@ def random_frames(
             "pre_searches_with_results": rng.integers(10, 20, len(units)).astype(float),
         }
     )
+    if epoch:  # times as epoch milliseconds, and sessions given (one missing)
+        for table in ("searches", "events"):
+            frames[table] = frames[table].with_columns(
+                pl.col("ts").str.to_datetime().dt.epoch("ms")
+            )
+        frames["searches"] = frames["searches"].with_columns(
+            pl.when(pl.col("search_id") != "s0003")
+            .then(pl.col("user_id") + "/" + (pl.col("ts") // 3_600_000).cast(pl.String))
+            .alias("session_id")
+        )
     if units_variant:
         frames["searches"] = frames["searches"].drop("variant")
     if not households:
@@ -299,10 +316,12 @@ def test_the_docs_example_runs_on_the_bundled_log(spark):
 
 @pytest.mark.parametrize(
     ("seed", "households", "units_variant", "partitions"),
-    [(1, True, False, 3), (2, True, True, 7), (3, False, True, 1)],
+    [(1, True, False, 3), (2, True, True, 7), (3, False, True, 4)],
 )
 def test_random_logs(to_spark, seed, households, units_variant, partitions):
-    frames = random_frames(seed, households=households, units_variant=units_variant)
+    frames = random_frames(
+        seed, households=households, units_variant=units_variant, epoch=seed == 3
+    )
     options = {"contaminated": "drop"}
     if seed == 1:  # sliced by a search attribute, with a median and a click curve
         metrics = [
