@@ -96,6 +96,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TABLES",
+    "ROW_NUMBER",
     "Issue",
     "SearchLog",
     "Whole",
@@ -232,6 +233,10 @@ class Issue:
         ``dropped``, ``kept one`` (duplicates), ``left null``.
     example : str
         One offending row's identifying values.
+    row : int, optional
+        The example's number in its input (:data:`ROW_NUMBER`), when a part
+        of a log was given one (:func:`read_part`): the example of the whole
+        log is the first of the parts'.
     """
 
     table: str
@@ -239,6 +244,7 @@ class Issue:
     rows: int
     action: str
     example: str
+    row: int | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return (
@@ -321,7 +327,13 @@ class SearchLog:
         0
         """
         return pl.DataFrame(
-            [vars(i) for i in self.issues],
+            [
+                {
+                    k: getattr(i, k)
+                    for k in ("table", "problem", "rows", "action", "example")
+                }
+                for i in self.issues
+            ],
             schema={
                 "table": pl.String,
                 "problem": pl.String,
@@ -770,6 +782,9 @@ class _Rule:
 
 
 _RAW = "__ireval_raw_"  # a time column's value as given, for messages
+#: A column a part of a log may carry in every table: each row's number in
+#: its input, which an issue keeps for its example (dropped after reading).
+ROW_NUMBER = "__ireval_rowno"
 
 
 def _example(row: Mapping[str, Any], show: Sequence[str]) -> str:
@@ -855,7 +870,12 @@ def _apply(
         rule = rules[row[_PROBLEM]]
         found.append(
             Issue(
-                table, rule.problem, row["__n"], rule.action, _example(row, rule.show)
+                table,
+                rule.problem,
+                row["__n"],
+                rule.action,
+                _example(row, rule.show),
+                row.get(ROW_NUMBER),
             )
         )
     _raise_or_record(found, issues, invalid)
@@ -873,7 +893,14 @@ def _count(
     n = frame.select(rule.bad.sum()).item() if frame.height else 0
     if n:
         row = frame.filter(rule.bad).row(0, named=True)
-        found = Issue(table, rule.problem, n, rule.action, _example(row, rule.show))
+        found = Issue(
+            table,
+            rule.problem,
+            n,
+            rule.action,
+            _example(row, rule.show),
+            row.get(ROW_NUMBER),
+        )
         _raise_or_record([found], issues, invalid)
 
 
@@ -1945,7 +1972,9 @@ def read_part(
     says. Rows are dropped as with ``invalid="drop"`` and
     ``contaminated="drop"``, without a warning: the caller adds up the
     parts' :attr:`SearchLog.issues` and warns, or raises, once. A part may
-    have no usable search left.
+    have no usable search left. Tables that carry a column
+    :data:`ROW_NUMBER` (each row's number in its input, in input order)
+    give their issues the number of their example row.
 
     Returns
     -------

@@ -54,6 +54,7 @@ from ireval_df import errors
 from ireval_df.errors import DataError, LogWarning, MetricSpecError, OptionError
 from ireval_df.online.derive import named_measures
 from ireval_df.online.log import (
+    ROW_NUMBER,
     SEARCH_REPEATS_HINT,
     TABLES,
     Issue,
@@ -323,8 +324,13 @@ def _route(
     from pyspark.sql import functions as F  # noqa: N812
 
     spark = tables["searches"].sparkSession
+    # each row's number in its table, before any shuffle: the issues' examples
+    numbered = {
+        t: frame.withColumn(ROW_NUMBER, F.monotonically_increasing_id())
+        for t, frame in tables.items()
+    }
     s_src = source["searches"]
-    searches = tables["searches"]
+    searches = numbered["searches"]
     sid = canonical_id(searches, s_src["search_id"])
     user = canonical_id(searches, s_src["user_id"])
     # a search's node: its user; a search without one is dropped with its rows
@@ -350,7 +356,7 @@ def _route(
     ]
     routed: dict[str, DataFrame] = {"searches": keyed}
     for table in ("results", "events"):
-        frame = tables.get(table)
+        frame = numbered.get(table)
         if frame is None:
             continue
         src = source[table]
@@ -413,7 +419,7 @@ def _route(
             )
             joined = joined.withColumn(_NODE, node)
         routed[table] = joined
-    units = tables.get("units")
+    units = numbered.get("units")
     if units is not None:
         routed["units"] = units.select(
             "*", canonical_id(units, source["units"]["unit_id"]).alias(_NODE)
@@ -432,7 +438,7 @@ def _route(
         part = frame.select(
             group,
             F.lit(table).alias(TAG),
-            *(_col(c).alias(prefixed(table, c)) for c in tables[table].columns),  # type: ignore[index]
+            *(_col(c).alias(prefixed(table, c)) for c in numbered[table].columns),  # type: ignore[index]
         )
         out = part if out is None else out.unionByName(part, allowMissingColumns=True)
     assert out is not None  # noqa: S101 - searches are always there
@@ -503,7 +509,7 @@ def _prepare(
     whole = _global_checks(tables, source, epoch_unit)
     int_sums = _integer_sums(probe, named)
     kernel = OnlineKernel(
-        tables=tuple((t, tuple(f.columns)) for t, f in tables.items()),
+        tables=tuple((t, (*f.columns, ROW_NUMBER)) for t, f in tables.items()),
         metrics=_spec(named),
         by=tuple(by_list),
         reserved=tuple(reserved),
@@ -512,7 +518,6 @@ def _prepare(
         epoch_unit=epoch_unit,
         whole=whole,
         schema=schema,
-        bucket=BUCKET,
         large=large_strings(spark),
     )
     from ireval_df.spark.kernels import as_udf1
@@ -541,6 +546,12 @@ def _prepare(
 def _spec(named: Sequence[Named]) -> dict[str, str]:
     """Return the metrics as output name -> canonical spec, for the kernels."""
     return {n.name: str(n.metric) for n in named}
+
+
+def _first(issue: dict[str, Any]) -> float:
+    """Return the input row number of an issue's example (none: last)."""
+    row = issue.get("row")
+    return float("inf") if row is None else float(row)
 
 
 def _integer_sums(probe: Any, named: Sequence[Named]) -> dict[str, bool]:
@@ -584,10 +595,8 @@ def _report(
                 merged[key] = dict(issue)
             else:
                 seen["rows"] += issue["rows"]
-                if issue["bucket"] is not None and (
-                    seen["bucket"] is None or issue["bucket"] < seen["bucket"]
-                ):
-                    seen["example"], seen["bucket"] = issue["example"], issue["bucket"]
+                if _first(issue) < _first(seen):  # the first in input order
+                    seen["example"], seen["row"] = issue["example"], issue["row"]
         elif kind == "mixed":
             mixed_rows.extend(tuple(r) for r in json.loads(text))
         elif kind == "experiments":
@@ -702,8 +711,8 @@ def online_metrics(
     The result has exactly the rows, columns and values of
     ``ie.online.metrics(ie.online.read_log(...), metrics, by=by)`` on the
     same tables (values equal to 1e-12), and :func:`~ireval_df.online.read_log`'s
-    warning (the same counts; the example of each problem may be another
-    row that has it) or error.
+    warning (the same lines, counts and example rows, the rows numbered in
+    the order Spark reads them) or error.
 
     Parameters
     ----------

@@ -39,7 +39,7 @@ from ireval_df.online.derive import (
     named_measures,
     slice_columns,
 )
-from ireval_df.online.log import read_part
+from ireval_df.online.log import ROW_NUMBER, read_part
 from ireval_df.spark.kernels import Note, run_kernel
 
 if TYPE_CHECKING:
@@ -194,7 +194,6 @@ class OnlineKernel:
     epoch_unit: str | None
     whole: Whole
     schema: Mapping[str, pl.DataType]
-    bucket: str
     large: bool
 
     def __call__(self, table: pa.Table) -> pa.Table:
@@ -212,14 +211,11 @@ class OnlineKernel:
             rows = frame.filter(pl.col(TAG) == name)
             out[name] = rows.select(  # type: ignore[index]
                 pl.col(prefixed(name, c)).alias(c) for c in columns
-            )
+            ).sort(ROW_NUMBER)  # the input's order, as read_log sees it
         return out
 
     def _rows(self, table: pa.Table, notes: Note) -> pl.DataFrame:
         tables = self.split(table)
-        bucket = None
-        if table.num_rows:
-            bucket = table.column(self.bucket)[0].as_py()
         log, mixed = read_part(
             tables,
             whole=self.whole,
@@ -227,8 +223,8 @@ class OnlineKernel:
             session_gap=self.session_gap,
             epoch_unit=self.epoch_unit,  # type: ignore[arg-type]
         )
-        for i, issue in enumerate(log.issues):
-            notes.add("issue", json.dumps({**vars(issue), "i": i, "bucket": bucket}))
+        for issue in log.issues:
+            notes.add("issue", json.dumps(vars(issue)))
         if mixed is not None:
             notes.add("mixed", json.dumps(mixed.rows()))
         experiments = log.searches["experiment_id"].unique().to_list()
