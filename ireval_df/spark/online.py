@@ -853,6 +853,7 @@ def online_metrics(
     ]
     result = ordered.select(*out_cols).cache()
     result.count()
+    run.rows.unpersist()  # the groups' rows: summed into the cached result
     return result
 
 
@@ -993,6 +994,7 @@ def unit_table(
         *(_col(c) for c in ordered.columns if c not in out_keys),
     ).cache()
     result.count()
+    run.rows.unpersist()  # the groups' rows: summed into the cached result
     return result
 
 
