@@ -407,3 +407,35 @@ def test_errors_as_locally(spark, to_spark):
         ie.spark.online_metrics({"clicks": sdfs["events"], **sdfs}, ["CTR"])
     with pytest.raises(MetricSpecError):
         ie.spark.ab_test(sdfs, ["TimeToFirstClick(stat=median)"], control="A")
+
+
+def test_spellings_columns_and_integer_ids_as_locally(to_spark):
+    """``columns=``, well-known spellings and integer ids route as read_log reads them."""
+    frames = example_frames()
+    number = {f"s{i}": i for i in range(1, 6)}
+    frames["searches"] = frames["searches"].rename(
+        {"search_id": "serp_id", "user_id": "visitor"}
+    )
+    frames["searches"] = frames["searches"].with_columns(
+        pl.col("serp_id").replace_strict(number, return_dtype=pl.Int64)
+    )
+    frames["events"] = frames["events"].rename({"user_id": "visitor"})
+    frames["events"] = frames["events"].with_columns(  # integers, as the searches
+        pl.col("search_id").replace_strict(number, return_dtype=pl.Int64)
+    )
+    frames["results"] = frames["results"].with_columns(  # text: "1" is 1
+        pl.col("search_id")
+        .replace_strict(number, return_dtype=pl.Int64)
+        .cast(pl.String)
+    )
+    options = {"columns": {"visitor": "user_id"}}
+    metrics = ["CTR", "ClicksPerSearch", "Reformulation"]
+    want, local_w, got, spark_w = local_and_spark(
+        frames,
+        to_spark,
+        lambda log: ie.online.metrics(log, metrics),
+        lambda sdfs: ie.spark.online_metrics(sdfs, metrics, partitions=2, **options),
+        **options,
+    )
+    assert_same(collect(got), want)
+    assert spark_w == local_w == []  # every result and event found its search
