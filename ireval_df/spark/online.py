@@ -107,8 +107,6 @@ __all__ = ["ab_test", "online_metrics", "unit_table"]
 
 #: A row's node in the graph of linked users (its group's key).
 _NODE = "__ireval_node"
-#: A row's number in its input, for the example of a repeat.
-_ROW = "__ireval_rowno"
 
 #: The order of read_log's issues (table, start of the problem), and the
 #: step of read_log that finds each: with ``invalid="error"`` the first
@@ -218,10 +216,10 @@ def _check_ids(
     names = list(keys)
     keyed = frame.select(
         *(col.alias(name) for name, col in keys.items()),
-        F.monotonically_increasing_id().alias(_ROW),
+        F.monotonically_increasing_id().alias(ROW_NUMBER),
     )
     counts = keyed.groupBy(*names).agg(
-        F.count(F.lit(1)).alias("n"), F.min(_ROW).alias("first")
+        F.count(F.lit(1)).alias("n"), F.min(ROW_NUMBER).alias("first")
     )
     null = F.col(names[0]).isNull()
     repeated = ~null & (F.col("n") > 1)

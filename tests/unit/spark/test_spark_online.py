@@ -251,6 +251,7 @@ def local_and_spark(
 
 def test_example_log(to_spark):
     frames = example_frames()
+    by = ["source_type", "device"]  # a result attribute, then a search one
     metrics = [
         "CTR",
         "PositionCTR",
@@ -267,8 +268,15 @@ def test_example_log(to_spark):
     want, _, got, _ = local_and_spark(
         frames,
         to_spark,
-        lambda log: ie.online.unit_table(log, RESULT_GRAIN, by="source_type"),
-        lambda sdfs: ie.spark.unit_table(sdfs, RESULT_GRAIN, by="source_type"),
+        lambda log: ie.online.metrics(log, RESULT_GRAIN, by=by),
+        lambda sdfs: ie.spark.online_metrics(sdfs, RESULT_GRAIN, by=by),
+    )
+    assert_same(collect(got), want)
+    want, _, got, _ = local_and_spark(
+        frames,
+        to_spark,
+        lambda log: ie.online.unit_table(log, RESULT_GRAIN, by=by),
+        lambda sdfs: ie.spark.unit_table(sdfs, RESULT_GRAIN, by=by),
     )
     assert_same(collect(got), want)
 
@@ -439,3 +447,25 @@ def test_spellings_columns_and_integer_ids_as_locally(to_spark):
     )
     assert_same(collect(got), want)
     assert spark_w == local_w == []  # every result and event found its search
+
+
+def test_every_problem_of_read_log_has_its_place_in_the_spark_order():
+    """The driver orders the groups' issues as read_log does: every rule is listed."""
+    import ast
+    import inspect
+
+    from ireval_df.online import log as log_module
+    from ireval_df.spark.online import _ISSUE_ORDER
+
+    tree = ast.parse(inspect.getsource(log_module))
+    problems = [
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) == "_Rule"
+        and isinstance(node.args[0], ast.Constant)
+    ]
+    assert len(problems) >= 20
+    starts = {start for _, start, _ in _ISSUE_ORDER}
+    for problem in problems:
+        assert any(problem.startswith(start) for start in starts), problem
