@@ -130,3 +130,14 @@ def test_online_metrics_on_spark_print_what_the_local_engine_prints(
     code, _, err = _out(capsys, main, [*argv[:4], "--partitions", "2"])
     assert code == 2
     assert "--engine spark" in err
+
+
+def test_online_ab_on_spark_prints_what_the_local_engine_prints(spark, capsys):
+    argv = ["online", "ab", "--log", str(DATA / "log"), "-m", "CTR", "--cuped"]
+    code, local, _ = _out(capsys, main, argv)
+    assert code == 0
+    code, remote, _ = _out(capsys, spark_main, [*argv, "--partitions", "2"])
+    assert (code, remote) == (0, local)
+    code, _, err = _out(capsys, spark_main, [*argv, "--control", "nope"])
+    assert code == 2
+    assert "control='nope' is not a variant" in err
