@@ -160,6 +160,7 @@ class _Prepared:
     unit_keys: list[str]  # unit_id, and experiment_id when units has it
     experiments: list[str]  # of the usable searches of the whole log
     int_sums: dict[str, bool]  # per <name>__num and __den: whole numbers
+    enums: dict[str, list[str]]  # per enum slice, its categories in order
     schema: dict[str, pl.DataType]  # the kernel's output (slice dtypes)
 
 
@@ -488,6 +489,12 @@ def _prepare(
     by_list = [by] if isinstance(by, str) else list(by or [])
     shape = part_rows(probe, named, by_list, list(reserved))
     schema = wire_schema(shape.schema)
+    # an enum slice (age_bucket) travels as text and sorts in its categories' order
+    enums = {
+        name.removeprefix(slice_column("")): list(dtype.categories)
+        for name, dtype in shape.schema.items()
+        if isinstance(dtype, pl.Enum)
+    }
     for name, dtype in schema.items():
         if spark_type(dtype) is None:
             shown = name.removeprefix(slice_column(""))
@@ -538,6 +545,7 @@ def _prepare(
         experiments=experiments,
         int_sums=int_sums,
         schema=schema,
+        enums=enums,
     )
 
 
@@ -832,10 +840,7 @@ def online_metrics(
     )
     by_cols = [slice_column(s) for s in run.by]
     ordered = table.orderBy(
-        *(
-            F.col(f"`{k}`").asc_nulls_first()
-            for k in ["experiment_id", "variant", *by_cols]
-        ),
+        *(_sort_key(run, k) for k in ["experiment_id", "variant", *by_cols]),
         F.col(METRIC),
         F.col("position").asc_nulls_first(),
     )
@@ -853,6 +858,20 @@ def online_metrics(
     result.count()
     run.rows.unpersist()  # the groups' rows: summed into the cached result
     return result
+
+
+def _sort_key(run: _Prepared, name: str) -> Column:
+    """Return the ascending sort key of a column, nulls first, as polars sorts it.
+
+    An enum slice sorts by the position of its value among the categories.
+    """
+    from pyspark.sql import functions as F  # noqa: N812
+
+    categories = run.enums.get(name.removeprefix(slice_column("")))
+    if categories is None:
+        return _col(name).asc_nulls_first()
+    order = F.array(*(F.lit(c) for c in categories))
+    return F.array_position(order, _col(name)).asc_nulls_first()
 
 
 def _null_safe_left(
@@ -986,7 +1005,7 @@ def unit_table(
         ),
     )
     table = _covariates(run, table, [name for name, _ in names])
-    ordered = table.orderBy(*(_col(k).asc_nulls_first() for k in out_keys))
+    ordered = table.orderBy(*(_sort_key(run, k) for k in out_keys))
     result = ordered.select(
         *(_col(k).alias(k.removeprefix(slice_column(""))) for k in out_keys),
         *(_col(c) for c in ordered.columns if c not in out_keys),

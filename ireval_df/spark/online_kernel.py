@@ -160,13 +160,16 @@ def part_rows(
 def wire_schema(schema: Mapping[str, pl.DataType]) -> dict[str, pl.DataType]:
     """Return the dtypes a kernel sends for ``schema``: Spark has no unsigned integers.
 
-    A time with a zone becomes UTC without one (Spark's ``timestamp_ntz``).
+    A time with a zone becomes UTC without one (Spark's ``timestamp_ntz``);
+    an enum (``age_bucket``) or a categorical becomes text.
     """
     out: dict[str, pl.DataType] = {}
     wider = {"UInt8": pl.Int16(), "UInt16": pl.Int32(), "UInt32": pl.Int64()}
     for name, dtype in schema.items():
         if str(dtype) in wider:
             out[name] = wider[str(dtype)]
+        elif isinstance(dtype, pl.Enum | pl.Categorical):
+            out[name] = pl.String()
         elif isinstance(dtype, pl.Datetime):
             out[name] = pl.Datetime("us")
         else:

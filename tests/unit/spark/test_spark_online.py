@@ -296,6 +296,12 @@ def test_bundled_log_every_metric(to_spark):
     log = ie.online.read_log(**frames)
     table = ie.spark.unit_table(sdfs, ALL, partitions=2)
     assert_same(collect(table), ie.online.unit_table(log, ALL))
+    # an enum slice (age_bucket, from published_at) comes back as text, in
+    # the enum's order; a Boolean one as it is
+    by = ["age_bucket", "serp_answer"]
+    table = ie.spark.unit_table(sdfs, RESULT_GRAIN, by=by, partitions=3)
+    want = ie.online.unit_table(log, RESULT_GRAIN, by=by)
+    assert_same(collect(table), want.with_columns(pl.col(pl.Enum).cast(pl.String)))
 
 
 def test_the_docs_example_runs_on_the_bundled_log(spark):
