@@ -89,6 +89,23 @@ def _add_output(parser: Any) -> None:
     )
 
 
+def _add_engine(parser: Any) -> None:
+    parser.add_argument(
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="local (default), or spark: read the tables with Spark (any path it "
+        "reads) and compute there (ireval_df.spark)",
+    )
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        metavar="N",
+        help="with --engine spark: groups of users, one Python call each "
+        "(default: spark.sql.shuffle.partitions)",
+    )
+
+
 def _add_expected(parser: Any) -> None:
     parser.add_argument(
         "--expected",
@@ -138,6 +155,7 @@ def register(sub: Any) -> None:
         "result- and click-grain metrics, of results (repeatable)",
     )
     _add_output(metrics)
+    _add_engine(metrics)
     metrics.set_defaults(handler=_metrics)
 
     ab = commands.add_parser(
@@ -186,6 +204,7 @@ def register(sub: Any) -> None:
     )
     _add_expected(ab)
     _add_output(ab)
+    _add_engine(ab)
     ab.set_defaults(handler=_ab)
 
     srm = commands.add_parser(
@@ -394,10 +413,43 @@ def _metrics(args: argparse.Namespace) -> int:
     import ireval_df as ie
 
     by = list(args.by or [])
-    log = _read(args)
-    frame = ie.online.metrics(log, args.metric or list(METRICS_DEFAULT), by=by)
+    metrics = args.metric or list(METRICS_DEFAULT)
+    if args.engine == "spark":
+        frame = _on_spark(args, "online_metrics", metrics, by=by)
+    else:
+        if args.partitions is not None:
+            msg = "--partitions is an option of --engine spark."
+            raise OptionError(msg)
+        log = _read(args)
+        frame = ie.online.metrics(log, metrics, by=by)
     _write_or_print(frame, _wide_metrics(frame, by), args.output)
     return 0
+
+
+def _on_spark(
+    args: argparse.Namespace, function: str, metrics: list[str], **options: Any
+) -> pl.DataFrame:
+    """Run ``ireval_df.spark.<function>`` on the --log folder read by Spark (``--engine spark``)."""
+    import ireval_df.spark as isp
+    from ireval_df.spark.jobs import to_polars
+    from ireval_df.spark.sources import read_log_tables, session
+
+    with warnings.catch_warnings():
+        # pyspark's notice about pandas 3: ireval_df exchanges Arrow, not pandas
+        warnings.filterwarnings(
+            "ignore", "PySpark does not yet fully support pandas", FutureWarning
+        )
+        spark = session()
+        tables = read_log_tables(spark, args.log)
+        result = getattr(isp, function)(
+            tables,
+            metrics,
+            session_gap=args.session_gap,
+            contaminated=args.contaminated,
+            partitions=args.partitions,
+            **options,
+        )
+        return result if isinstance(result, pl.DataFrame) else to_polars(result)
 
 
 def _wide_metrics(frame: pl.DataFrame, by: list[str]) -> pl.DataFrame:
@@ -428,20 +480,27 @@ def _ab(args: argparse.Namespace) -> int:
     import ireval_df as ie
 
     by = list(args.by or [])
-    log = _read(args)
-    control = _control(args, log)
+    options = {
+        "by": by or None,
+        "cuped": args.cuped,
+        "correction": args.correction,
+        "alpha": args.alpha,
+        "expected": _expected(args),
+    }
+    metrics = args.metric or list(AB_DEFAULT)
+    if args.engine != "spark" and args.partitions is not None:
+        msg = "--partitions is an option of --engine spark."
+        raise OptionError(msg)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        frame = ie.online.ab_test(
-            log,
-            args.metric or list(AB_DEFAULT),
-            control=control,
-            by=by or None,
-            cuped=args.cuped,
-            correction=args.correction,
-            alpha=args.alpha,
-            expected=_expected(args),
-        )
+        if args.engine == "spark":
+            # the control is checked against each experiment's arms by ab_test
+            control = args.control if args.control is not None else CONTROL
+            frame = _on_spark(args, "ab_test", metrics, control=control, **options)
+        else:
+            log = _read(args)
+            control = _control(args, log)
+            frame = ie.online.ab_test(log, metrics, control=control, **options)
     for w in caught:  # on to main's handler, which prints them on stderr
         warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     told = any("sample" in str(w.message).lower() for w in caught)

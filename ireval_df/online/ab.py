@@ -55,12 +55,21 @@ from ireval_df.stats.experiments import (
 from ireval_df.stats.frames import output as stats_output
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from ireval_df.online.derive import Named
     from ireval_df.stats.corrections import Correction
 
-__all__ = ["aa_test", "ab_test", "mean", "power", "proportion", "ratio", "srm"]
+__all__ = [
+    "aa_test",
+    "ab_test",
+    "ab_test_on",
+    "mean",
+    "power",
+    "proportion",
+    "ratio",
+    "srm",
+]
 
 _CORRECTIONS: tuple[str | None, ...] = ("holm", "bonferroni", "bh", "by", "none", None)
 _SPECS = (Mean, Ratio, Proportion)
@@ -337,17 +346,56 @@ def ab_test(
             expected=expected,
         )
     log = data
+    result, settings = ab_test_on(
+        lambda sums: _eager(unit_table(log, sums, by=by)),
+        metrics,
+        control=control,
+        by=by,
+        correction=correction,
+        alpha=alpha,
+        cuped=cuped,
+        expected=expected,
+        median_rows=lambda n: _quantile_rows(log, n, by),
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    return output(result, log, settings)
+
+
+def ab_test_on(
+    units: Callable[[dict[str, str]], pl.DataFrame],
+    metrics: Any,
+    *,
+    control: Any,
+    by: str | Sequence[str] | None,
+    cuped: bool,
+    correction: Any,
+    alpha: float,
+    expected: Mapping[str, float] | None,
+    median_rows: Callable[[Named], tuple[pl.DataFrame, list[str]]] | None,
+    n_resamples: int = 1000,
+    seed: int | None = 0,
+) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """:func:`ab_test` of a log given by its unit table: the result and its settings.
+
+    ``units(metrics)`` returns the log's :func:`~ireval_df.online.unit_table`
+    of those registry metrics (output name -> name) with ``by``, as a polars
+    frame (:func:`ab_test` builds it locally, :func:`ireval_df.spark.ab_test`
+    on Spark); ``median_rows(named)`` the per-search rows of a median metric
+    and their slice columns (None: a median is refused).
+    """
+    _check_options(correction, alpha, cuped)
     registry, given, order = _split_metrics(metrics)
     named = named_measures(registry) if registry else []
-    medians = [n for n in named if n.measure.median is not None]
+    medians_named = [n for n in named if n.measure.median is not None]
     sums = {n.name: registry[n.name] for n in named if n.measure.median is None}
     by_names = ex._slices(by)  # noqa: SLF001 - the same check as the stats layer
     parts: list[pl.DataFrame] = []
     if sums or given:
         if sums:
-            table = _eager(unit_table(log, sums, by=by))
+            table = units(sums)
         else:  # specs alone read the unit table's pre_* columns
-            table = _eager(unit_table(log, {"__ireval_n": "ZeroResultRate"}, by=by))
+            table = units({"__ireval_n": "ZeroResultRate"})
         specs: dict[str, Spec] = {}
         computed = _registry_specs(
             [n for n in named if n.name in sums], table, cuped=cuped
@@ -382,8 +430,17 @@ def ab_test(
                     pl.lit(experiment, pl.String).alias(_EXPERIMENT)
                 )
             )
-    for n in medians:
-        rows, slices = _quantile_rows(log, n, by)
+    if median_rows is None and medians_named:
+        names = [n.name for n in medians_named]
+        msg = (
+            f"{names!r}: a median is compared on per-search rows, which this "
+            f"unit table does not hold.\n  Hint: use TimeToFirstClick(stat=mean), "
+            f"a ratio of per-unit sums, or the local ie.online.ab_test."
+        )
+        raise MetricSpecError(msg)
+    for n in medians_named:
+        assert median_rows is not None  # noqa: S101 - refused just above
+        rows, slices = median_rows(n)
         for experiment in _experiments(rows):
             part = rows.filter(pl.col(_EXPERIMENT) == experiment)
             _check_control(part, control, experiment)
@@ -430,7 +487,7 @@ def ab_test(
         "expected": dict(expected) if expected is not None else None,
         "metrics": {name: repr(given.get(name, registry.get(name))) for name in order},
     }
-    return output(result, log, settings)
+    return result, settings
 
 
 def _adjust(result: pl.DataFrame, correction: str | None, alpha: float) -> pl.DataFrame:

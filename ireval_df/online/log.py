@@ -96,11 +96,21 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TABLES",
+    "ROW_NUMBER",
     "Issue",
     "SearchLog",
+    "Whole",
+    "contamination_issue",
+    "duplicates_message",
+    "nulls_message",
+    "source_columns",
+    "unit_repeats_hint",
+    "contamination_message",
+    "epoch_unit_of",
     "example_log",
     "normalize_query",
     "read_log",
+    "read_part",
 ]
 
 Table = Literal["searches", "results", "events", "units"]
@@ -223,6 +233,10 @@ class Issue:
         ``dropped``, ``kept one`` (duplicates), ``left null``.
     example : str
         One offending row's identifying values.
+    row : int, optional
+        The example's number in its input (:data:`ROW_NUMBER`), when a part
+        of a log was given one (:func:`read_part`): the example of the whole
+        log is the first of the parts'.
     """
 
     table: str
@@ -230,6 +244,7 @@ class Issue:
     rows: int
     action: str
     example: str
+    row: int | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return (
@@ -312,7 +327,13 @@ class SearchLog:
         0
         """
         return pl.DataFrame(
-            [vars(i) for i in self.issues],
+            [
+                {
+                    k: getattr(i, k)
+                    for k in ("table", "problem", "rows", "action", "example")
+                }
+                for i in self.issues
+            ],
             schema={
                 "table": pl.String,
                 "problem": pl.String,
@@ -538,6 +559,22 @@ def _table_columns(
     }
 
 
+def source_columns(
+    names: Mapping[Table, Sequence[str]], columns: Mapping[str, Any] | None
+) -> dict[Table, dict[str, str]]:
+    """Return, for each table given by its column names, canonical name -> source name.
+
+    ``columns`` is :func:`read_log`'s option; the spellings are resolved as
+    :func:`read_log` resolves them (a missing required column raises).
+    """
+    per_table = _table_columns(columns, names)
+    out: dict[Table, dict[str, str]] = {}
+    for table, cols in names.items():
+        mapping = resolve(list(cols), SPECS[table], per_table[table], table)
+        out[table] = {dst: src for src, dst in mapping.items()}
+    return out
+
+
 def _kind_of(obj: Any) -> str:
     if is_pandas(obj):
         return "pandas"
@@ -641,7 +678,19 @@ def _epoch_unit(frame: pl.DataFrame, canon: str, given: EpochUnit | None) -> str
     """Seconds, milliseconds, microseconds or nanoseconds, by magnitude."""
     if given is not None:
         return given
-    top = frame.select(pl.col(canon).cast(pl.Float64).abs().max()).item()
+    return epoch_unit_of(
+        frame.select(pl.col(canon).cast(pl.Float64).abs().max()).item()
+    )
+
+
+def epoch_unit_of(top: float | None) -> EpochUnit:
+    """Return the unit of epoch times whose largest absolute value is ``top``.
+
+    Examples
+    --------
+    >>> epoch_unit_of(1.7e9), epoch_unit_of(1.7e12), epoch_unit_of(None)
+    ('s', 'ms', 's')
+    """
     if top is None or top < 1e11:
         return "s"
     if top < 1e14:
@@ -686,10 +735,37 @@ def _as_time(
 
 
 @dataclass(frozen=True)
+class Whole:
+    """What one part of a log, read on its own, must know of the whole log.
+
+    :mod:`ireval_df.spark` reads a log in parts (the actions of some users
+    each) with :func:`read_part`; a part alone would tell these from its own
+    rows, and could tell them differently from the whole log.
+
+    Attributes
+    ----------
+    epoch_units : mapping of str to str
+        The unit of each time column given as numbers whose unit is told
+        by magnitude (``"searches.ts"``, ``"events.ts"``,
+        ``"results.published_at"``), told from the whole table.
+    sessions_given : bool
+        Whether any search of the whole log has a ``session_id`` (else
+        sessions are derived from the gaps).
+    """
+
+    epoch_units: Mapping[str, EpochUnit] = field(default_factory=dict)
+    sessions_given: bool = False
+
+
+@dataclass(frozen=True)
 class _Options:
     invalid: Invalid
     contaminated: Contaminated
     epoch_unit: EpochUnit | None
+    #: set when reading one part of a log (:func:`read_part`)
+    whole: Whole | None = None
+    #: where a part puts the units it dropped as contaminated
+    mixed: list[pl.DataFrame] | None = None
 
 
 # --- rules: count, report, drop -----------------------------------------------------------
@@ -706,6 +782,9 @@ class _Rule:
 
 
 _RAW = "__ireval_raw_"  # a time column's value as given, for messages
+#: A column a part of a log may carry in every table: each row's number in
+#: its input, which an issue keeps for its example (dropped after reading).
+ROW_NUMBER = "__ireval_rowno"
 
 
 def _example(row: Mapping[str, Any], show: Sequence[str]) -> str:
@@ -791,7 +870,12 @@ def _apply(
         rule = rules[row[_PROBLEM]]
         found.append(
             Issue(
-                table, rule.problem, row["__n"], rule.action, _example(row, rule.show)
+                table,
+                rule.problem,
+                row["__n"],
+                rule.action,
+                _example(row, rule.show),
+                row.get(ROW_NUMBER),
             )
         )
     _raise_or_record(found, issues, invalid)
@@ -809,7 +893,14 @@ def _count(
     n = frame.select(rule.bad.sum()).item() if frame.height else 0
     if n:
         row = frame.filter(rule.bad).row(0, named=True)
-        found = Issue(table, rule.problem, n, rule.action, _example(row, rule.show))
+        found = Issue(
+            table,
+            rule.problem,
+            n,
+            rule.action,
+            _example(row, rule.show),
+            row.get(ROW_NUMBER),
+        )
         _raise_or_record([found], issues, invalid)
 
 
@@ -842,8 +933,12 @@ def _cast(
     table: Table,
     source: Mapping[str, str],
     epoch_unit: EpochUnit | None,
+    whole: Whole | None = None,
 ) -> tuple[pl.DataFrame, list[_Rule]]:
-    """Cast the canonical columns; rules for values that do not cast."""
+    """Cast the canonical columns; rules for values that do not cast.
+
+    ``whole`` (a part of a log) gives the epoch units told from the whole log.
+    """
     casts: dict[str, pl.Expr] = {}
     fatal: list[tuple[str, pl.Expr]] = []
     for canon, src in source.items():
@@ -853,7 +948,10 @@ def _cast(
             if bad is not None:
                 fatal.append((canon, bad))
         elif canon in ("ts", "published_at"):
-            casts[canon] = _as_time(frame, canon, src, table, epoch_unit)
+            unit = epoch_unit
+            if whole is not None:
+                unit = whole.epoch_units.get(f"{table}.{canon}", epoch_unit)
+            casts[canon] = _as_time(frame, canon, src, table, unit)
         elif canon in ("page", "n_results", "position"):
             casts[canon] = _as_int(frame, canon, src, table)
         elif canon == "value":
@@ -918,24 +1016,54 @@ def _fatal_duplicates(
     extra = frame.height - frame.select(key.n_unique()).item()
     if extra:
         example = frame.filter(key.is_duplicated()).row(0, named=True)
-        shown = ", ".join(f"{k}={example[k]!r}" for k in keys)
-        msg = (
-            f"{table} has {extra} repeated {'(' + ', '.join(keys) + ')' if len(keys) > 1 else keys[0]} "
-            f"{'value' if extra == 1 else 'values'}, e.g. {shown}; each must "
-            f"appear once.\n  Hint: {hint}"
-        )
-        raise DataError(msg)
+        raise DataError(duplicates_message(table, keys, extra, example, hint))
+
+
+#: The hint of repeated search ids, and of repeated units (by their keys).
+SEARCH_REPEATS_HINT = (
+    "a search_id names one served result page; "
+    "drop the repeats, e.g. searches.unique('search_id')."
+)
+
+
+def unit_repeats_hint(keys: Sequence[str]) -> str:
+    """Return the hint of a units table with repeated ``keys``."""
+    return (
+        "one row per unit (per experiment); drop the repeats, e.g. "
+        f"units.unique({list(keys)!r})."
+    )
+
+
+def duplicates_message(
+    table: str,
+    keys: Sequence[str],
+    extra: int,
+    example: Mapping[str, Any],
+    hint: str,
+) -> str:
+    """Return the error for ``extra`` repeated ``keys`` of ``table`` (``example``: a repeated row)."""
+    shown = ", ".join(f"{k}={example[k]!r}" for k in keys)
+    what = "(" + ", ".join(keys) + ")" if len(keys) > 1 else keys[0]
+    return (
+        f"{table} has {extra} repeated {what} "
+        f"{'value' if extra == 1 else 'values'}, e.g. {shown}; each must "
+        f"appear once.\n  Hint: {hint}"
+    )
+
+
+def nulls_message(table: str, column: str, n: int) -> str:
+    """Return the error for ``n`` null values in a column every row needs."""
+    return (
+        f"{table} has {n} null {'value' if n == 1 else 'values'} in column "
+        f"{column!r}; every row needs one.\n  Hint: drop those rows first, "
+        f"e.g. {table}.drop_nulls({column!r})."
+    )
 
 
 def _fatal_nulls(frame: pl.DataFrame, column: str, table: str) -> None:
     n = frame.select(pl.col(column).null_count()).item()
     if n:
-        msg = (
-            f"{table} has {n} null {'value' if n == 1 else 'values'} in column "
-            f"{column!r}; every row needs one.\n  Hint: drop those rows first, "
-            f"e.g. {table}.drop_nulls({column!r})."
-        )
-        raise DataError(msg)
+        raise DataError(nulls_message(table, column, n))
 
 
 def _join_runs(
@@ -1029,14 +1157,13 @@ def _searches(
 ) -> tuple[pl.DataFrame, pl.Series]:
     """Cast and check the searches; return them and the ids of those dropped."""
     frame, source = _map(raw, "searches", columns, label)
-    frame, rules = _cast(frame, "searches", source, options.epoch_unit)
+    frame, rules = _cast(frame, "searches", source, options.epoch_unit, options.whole)
     _fatal_nulls(frame, "search_id", "searches")
     _fatal_duplicates(
         frame,
         ["search_id"],
         "searches",
-        "a search_id names one served result page; "
-        "drop the repeats, e.g. searches.unique('search_id').",
+        SEARCH_REPEATS_HINT,
     )
     if "experiment_id" not in frame.columns:
         frame = frame.with_columns(experiment_id=pl.lit("default", pl.String))
@@ -1072,9 +1199,10 @@ def _searches(
             ("search_id", "page"),
         ),
     ]
-    if (
-        "session_id" in frame.columns
-        and frame["session_id"].null_count() == frame.height
+    if "session_id" in frame.columns and (
+        not options.whole.sessions_given
+        if options.whole is not None
+        else frame["session_id"].null_count() == frame.height
     ):
         frame = frame.drop("session_id")  # none given: derived from the gaps
     if "session_id" in frame.columns:
@@ -1095,8 +1223,8 @@ def _searches(
         )
     ids = frame["search_id"]
     frame = _apply(frame, "searches", rules, issues, options.invalid)
-    frame = _contamination(frame, units, issues, options.contaminated)
-    if frame.height == 0:
+    frame = _contamination(frame, units, issues, options.contaminated, options.mixed)
+    if frame.height == 0 and options.whole is None:  # a part may have none
         msg = (
             f"{label} has no usable searches left"
             + (f" ({len(ids)} rows, all dropped: see above)" if len(ids) else "")
@@ -1116,8 +1244,13 @@ def _contamination(
     units: pl.DataFrame | None,
     issues: list[Issue],
     contaminated: Contaminated,
+    found: list[pl.DataFrame] | None = None,
 ) -> pl.DataFrame:
-    """Refuse (or drop) a unit seen in more than one variant of an experiment."""
+    """Refuse (or drop) a unit seen in more than one variant of an experiment.
+
+    ``found`` (a part of a log) receives the units dropped:
+    ``experiment_id, unit_id, variant`` (the sorted list of their variants).
+    """
     seen = frame.select("experiment_id", "unit_id", "variant")
     if units is not None and "variant" in units.columns:
         extra = units.filter(pl.col("variant").is_not_null())
@@ -1146,37 +1279,56 @@ def _contamination(
     )
     if mixed.height == 0:
         return frame
+    if found is not None:
+        found.append(mixed)
+    if contaminated == "error":
+        raise DataError(contamination_message(mixed))
+    bad = mixed.select("experiment_id", "unit_id")
+    before = frame.height
+    frame = frame.join(bad, on=["experiment_id", "unit_id"], how="anti")
+    issues.append(contamination_issue(mixed, before - frame.height))
+    return frame
+
+
+def _shown(mixed: pl.DataFrame) -> str:
+    """Return the first five contaminated units and their variants, and how many more."""
     shown = "; ".join(
         f"{r['unit_id']!r} in {r['variant']!r}"
         + ("" if r["experiment_id"] == "default" else f" ({r['experiment_id']!r})")
         for r in mixed.head(5).iter_rows(named=True)
     )
     more = f" and {mixed.height - 5} more" if mixed.height > 5 else ""
+    return shown + more
+
+
+def contamination_message(mixed: pl.DataFrame) -> str:
+    """Return the error for units seen in more than one variant (``contaminated="error"``).
+
+    ``mixed``: ``experiment_id, unit_id, variant`` (each unit's sorted
+    variants), sorted by experiment and unit.
+    """
     n = mixed.height
-    if contaminated == "error":
-        msg = (
-            f"{n} {'unit is' if n == 1 else 'units are'} seen in more than one "
-            f"variant: {shown}{more}. A unit's searches must all belong to one "
-            f"arm, or its outcomes cannot be compared (a broken assignment, or "
-            f"units shared across arms).\n  Hint: fix the assignment, or pass "
-            f"contaminated='drop' to drop those units' searches with their "
-            f"results and events (reported in a warning)."
-        )
-        raise DataError(msg)
-    bad = mixed.select("experiment_id", "unit_id")
-    before = frame.height
-    frame = frame.join(bad, on=["experiment_id", "unit_id"], how="anti")
-    issues.append(
-        Issue(
-            "searches",
-            f"of {n} {'unit' if n == 1 else 'units'} seen in more than one "
-            f"variant (contaminated='drop')",
-            before - frame.height,
-            "dropped",
-            shown + more,
-        )
+    return (
+        f"{n} {'unit is' if n == 1 else 'units are'} seen in more than one "
+        f"variant: {_shown(mixed)}. A unit's searches must all belong to one "
+        f"arm, or its outcomes cannot be compared (a broken assignment, or "
+        f"units shared across arms).\n  Hint: fix the assignment, or pass "
+        f"contaminated='drop' to drop those units' searches with their "
+        f"results and events (reported in a warning)."
     )
-    return frame
+
+
+def contamination_issue(mixed: pl.DataFrame, rows: int) -> Issue:
+    """Return the issue of ``rows`` searches dropped with the units ``mixed`` (``contaminated="drop"``)."""
+    n = mixed.height
+    return Issue(
+        "searches",
+        f"of {n} {'unit' if n == 1 else 'units'} seen in more than one "
+        f"variant (contaminated='drop')",
+        rows,
+        "dropped",
+        _shown(mixed),
+    )
 
 
 def _one_variant_each(seen: pl.DataFrame) -> bool:
@@ -1214,13 +1366,7 @@ def _units(
     keys = ["unit_id"]
     if "experiment_id" in frame.columns:
         keys.append("experiment_id")
-    _fatal_duplicates(
-        frame,
-        keys,
-        "units",
-        "one row per unit (per experiment); drop the repeats, e.g. "
-        f"units.unique({keys!r}).",
-    )
+    _fatal_duplicates(frame, keys, "units", unit_repeats_hint(keys))
     if "variant" in frame.columns:
         rule = _Rule("with no variant", pl.col("variant").is_null(), ("unit_id",))
         frame = _apply(frame, "units", [rule], issues, invalid)
@@ -1235,13 +1381,14 @@ def _results(
     dropped: pl.Series,
     issues: list[Issue],
     invalid: Invalid,
+    whole: Whole | None = None,
 ) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
     """Cast and check the results; return them, each row's search key and slot.
 
     The slot is :func:`slot_key` of the search key and the position.
     """
     frame, source = _map(raw, "results", columns, label)
-    frame, _ = _cast(frame, "results", source, None)
+    frame, _ = _cast(frame, "results", source, None, whole)
     if "published_at" in frame.columns:
         raw_time = pl.col(_RAW + "published_at")
         rule = _Rule(
@@ -1310,7 +1457,7 @@ def _events(
     """Cast and check the events; return them and each one's search key (or null)."""
     invalid = options.invalid
     frame, source = _map(raw, "events", columns, label)
-    frame, rules = _cast(frame, "events", source, options.epoch_unit)
+    frame, rules = _cast(frame, "events", source, options.epoch_unit, options.whole)
     for name, dtype in (("search_id", pl.String), ("user_id", pl.String)):
         if name not in frame.columns:
             frame = frame.with_columns(pl.lit(None, dtype).alias(name))
@@ -1802,6 +1949,64 @@ def read_log(
             raise SchemaError(msg)
 
     options = _Options(invalid, contaminated, epoch_unit)
+    log = _read(raws, labels, per_table, options, gap, kind)
+    if log.issues:
+        lines = "\n".join(f"  - {i}" for i in log.issues)
+        warn(
+            f"read_log dropped or changed rows it could not use:\n{lines}\n"
+            f"  Hint: pass invalid='error' to raise instead; log.issues_frame() "
+            f"lists them.",
+            LogWarning,
+        )
+    return log
+
+
+def read_part(
+    tables: Mapping[Table, pl.DataFrame],
+    *,
+    whole: Whole,
+    columns: Mapping[str, Any] | None = None,
+    session_gap: str | dt.timedelta = "30m",
+    epoch_unit: EpochUnit | None = None,
+) -> tuple[SearchLog, pl.DataFrame | None]:
+    """Read one part of a log, as :func:`read_log` reads the whole, for :mod:`ireval_df.spark`.
+
+    A part holds every row of some users (with their searches' results
+    and events, and their units' rows): the rules of :func:`read_log` then
+    give each row the fate it has in the whole log, except what ``whole``
+    says. Rows are dropped as with ``invalid="drop"`` and
+    ``contaminated="drop"``, without a warning: the caller adds up the
+    parts' :attr:`SearchLog.issues` and warns, or raises, once. A part may
+    have no usable search left. Tables that carry a column
+    :data:`ROW_NUMBER` (each row's number in its input, in input order)
+    give their issues the number of their example row.
+
+    Returns
+    -------
+    tuple
+        The log, and the units dropped as contaminated (``experiment_id,
+        unit_id, variant``; None when there are none).
+    """
+    gap = _gap(session_gap)
+    names = {t: list(frame.columns) for t, frame in tables.items()}
+    per_table = _table_columns(columns, names)
+    labels: dict[Table, str] = {t: t for t in tables}
+    mixed: list[pl.DataFrame] = []
+    options = _Options("drop", "drop", epoch_unit, whole=whole, mixed=mixed)
+    log = _read(dict(tables), labels, per_table, options, gap, "polars")
+    return log, (mixed[0] if mixed else None)
+
+
+def _read(
+    raws: Mapping[Table, pl.DataFrame],
+    labels: Mapping[Table, str],
+    per_table: Mapping[Table, Mapping[str, str] | None],
+    options: _Options,
+    gap: dt.timedelta,
+    kind: str,
+) -> SearchLog:
+    """Check and cast the tables read from the sources, in the order of the rules."""
+    invalid = options.invalid
     issues: list[Issue] = []
     unit_frame = None
     if "units" in raws:
@@ -1837,6 +2042,7 @@ def read_log(
             dropped,
             issues,
             invalid,
+            options.whole,
         )
         if search_frame["n_results"].null_count():  # counted only where missing
             per_search = result_key.value_counts(name="__n")
@@ -1865,14 +2071,6 @@ def read_log(
     derived = "session_id" not in search_frame.columns
     line = _timeline(search_frame, event_frame, event_key, gap)
     search_frame = line.searches
-    if issues:
-        lines = "\n".join(f"  - {i}" for i in issues)
-        warn(
-            f"read_log dropped or changed rows it could not use:\n{lines}\n"
-            f"  Hint: pass invalid='error' to raise instead; log.issues_frame() "
-            f"lists them.",
-            LogWarning,
-        )
     return SearchLog(
         searches=_order(search_frame, _SEARCH_ORDER),
         results=None if result_frame is None else _order(result_frame, _RESULT_ORDER),

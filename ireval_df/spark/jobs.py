@@ -86,7 +86,10 @@ def frame_schema(frame: DataFrame) -> dict[str, pl.DataType]:
     """
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    arrow = to_arrow_schema(frame.schema)
+    try:  # a time with a zone (Spark's TIMESTAMP) is read in UTC
+        arrow = to_arrow_schema(frame.schema, timezone="UTC")
+    except TypeError:  # pragma: no cover - a pyspark without the keyword
+        arrow = to_arrow_schema(frame.schema)
     empty = pl.from_arrow(arrow.empty_table())
     assert isinstance(empty, pl.DataFrame)  # noqa: S101 - a Table gives a frame
     return dict(empty.schema)

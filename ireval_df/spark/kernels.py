@@ -47,7 +47,9 @@ __all__ = [
     "Note",
     "arrow_type",
     "as_udf",
+    "spark_type",
     "as_udf1",
+    "run_kernel",
     "spark_ddl",
 ]
 
@@ -62,10 +64,29 @@ ROW = "__ireval_row"
 _SPARK_TYPES = {
     "String": "string",
     "Float64": "double",
+    "Float32": "float",
     "Int64": "bigint",
     "Int32": "int",
+    "Int16": "smallint",
+    "Int8": "tinyint",
     "Boolean": "boolean",
+    "Date": "date",
 }
+
+
+def spark_type(dtype: pl.DataType) -> str | None:
+    """Return Spark's name of a polars dtype a kernel can return, or None.
+
+    A time without a zone (ireval_df's UTC times) is Spark's ``timestamp_ntz``.
+
+    Examples
+    --------
+    >>> spark_type(pl.Int32), spark_type(pl.Datetime("us")), spark_type(pl.List(pl.Int64))
+    ('int', 'timestamp_ntz', None)
+    """
+    if isinstance(dtype, pl.Datetime) and dtype.time_zone is None:
+        return "timestamp_ntz"
+    return _SPARK_TYPES.get(str(dtype))
 
 
 def spark_ddl(schema: Mapping[str, pl.DataType]) -> str:
@@ -77,7 +98,7 @@ def spark_ddl(schema: Mapping[str, pl.DataType]) -> str:
     '`run_id` string, `value` double, `__ireval_kind` string, `__ireval_text` string'
     """
     fields = [*schema.items(), (KIND, pl.String()), (TEXT, pl.String())]
-    return ", ".join(f"`{name}` {_SPARK_TYPES[str(dtype)]}" for name, dtype in fields)
+    return ", ".join(f"`{name}` {spark_type(dtype)}" for name, dtype in fields)
 
 
 def arrow_type(dtype: pl.DataType, *, large: bool) -> pa.DataType:
@@ -86,11 +107,17 @@ def arrow_type(dtype: pl.DataType, *, large: bool) -> pa.DataType:
 
     if dtype == pl.String:
         return pa.large_string() if large else pa.string()
+    if isinstance(dtype, pl.Datetime):
+        return pa.timestamp("us")
     return {
         "Float64": pa.float64(),
+        "Float32": pa.float32(),
         "Int64": pa.int64(),
         "Int32": pa.int32(),
+        "Int16": pa.int16(),
+        "Int8": pa.int8(),
         "Boolean": pa.bool_(),
+        "Date": pa.date32(),
     }[str(dtype)]
 
 
@@ -105,7 +132,7 @@ class Note:
         self.rows.append({KIND: kind, TEXT: text})
 
 
-def _run_kernel(
+def run_kernel(
     body: Callable[[Note], pl.DataFrame | None],
     schema: Mapping[str, pl.DataType],
     *,
@@ -269,7 +296,7 @@ class EvaluateKernel:
 
     def __call__(self, run: pa.Table, qrels: pa.Table) -> pa.Table:
         """Evaluate one group: its per-query rows and its notes, as Arrow."""
-        return _run_kernel(
+        return run_kernel(
             lambda notes: self._evaluate(run, qrels, notes),
             EVALUATE_SCHEMA,
             large=self.large,
@@ -344,7 +371,7 @@ class SimilarityKernel:
 
     def __call__(self, run: pa.Table) -> pa.Table:
         """Compare the runs on one group: its rows and its notes, as Arrow."""
-        return _run_kernel(
+        return run_kernel(
             lambda notes: self._compare(run, notes), SIMILARITY_SCHEMA, large=self.large
         )
 
@@ -449,7 +476,7 @@ class FailuresKernel:
 
     def __call__(self, run: pa.Table, qrels: pa.Table) -> pa.Table:
         """Count one group's failures: its per-query rows and notes, as Arrow."""
-        return _run_kernel(
+        return run_kernel(
             lambda notes: self._count(run, qrels, notes),
             FAILURES_SCHEMA,
             large=self.large,

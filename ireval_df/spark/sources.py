@@ -18,7 +18,7 @@ import sys
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from ireval_df.errors import FormatError, OptionError
+from ireval_df.errors import FormatError, OptionError, SchemaError
 from ireval_df.io.files import stem
 from ireval_df.schema.columns import RUN
 from ireval_df.schema.prepare import check_schema, run_id_clash
@@ -27,7 +27,7 @@ from ireval_df.spark.jobs import frame_schema, to_polars
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["read_qrels", "read_run", "session", "stack_runs"]
+__all__ = ["read_log_tables", "read_qrels", "read_run", "session", "stack_runs"]
 
 
 def session() -> SparkSession:
@@ -186,3 +186,63 @@ def read_qrels(spark: SparkSession, path: str, *, intents: bool = False) -> Data
     if intents:
         fields.append(("intent", 1, "string"))
     return _read(spark, path, (*fields, ("relevance", 3, "int")))
+
+
+#: The tables of a search log, as ``ie.online.read_log`` names its files.
+LOG_TABLES = ("searches", "results", "events", "units")
+
+
+def read_log_tables(spark: SparkSession, folder: str) -> dict[str, DataFrame]:
+    """Read the tables of a search log folder (``searches.parquet`` ...) with Spark.
+
+    A local folder is listed: each table is a file or a folder named after
+    it, read by its ending (Parquet, Delta, CSV, TSV, JSON Lines). A remote
+    one (``s3a://`` ...) cannot be listed from here: each table is
+    ``<folder>/<table>.parquet`` or the Parquet folder ``<folder>/<table>``.
+    """
+    found: dict[str, list[str]] = {t: [] for t in LOG_TABLES}
+    if "://" not in folder:
+        root = Path(folder)
+        if not root.is_dir():
+            msg = (
+                f"--log {folder!r} is not a folder; pass the folder that holds "
+                f"searches.parquet (or .csv, .jsonl) and the other tables."
+            )
+            raise FormatError(msg)
+        for path in sorted(root.iterdir()):
+            name = path.name.split(".")[0]
+            if name in found and not path.name.startswith("."):
+                found[name].append(str(path))
+    else:
+        from pyspark.errors import AnalysisException
+
+        for table in LOG_TABLES:
+            for candidate in (
+                f"{folder.rstrip('/')}/{table}.parquet",
+                f"{folder.rstrip('/')}/{table}",
+            ):
+                try:
+                    spark.read.parquet(candidate).schema  # noqa: B018 - it must exist
+                except AnalysisException:
+                    continue
+                found[table].append(candidate)
+                break
+    out: dict[str, DataFrame] = {}
+    for table, paths in found.items():
+        if len(paths) > 1:
+            names = [PurePosixPath(p).name for p in paths]
+            msg = (
+                f"--log {folder!r} holds {len(paths)} files for the {table} table "
+                f"({names}); keep one."
+            )
+            raise FormatError(msg)
+        if paths:
+            out[table] = _read(spark, paths[0], ())
+    if "searches" not in out:
+        msg = (
+            f"--log {folder!r} has no searches table (one row per result page "
+            f"served).\n  Hint: the folder holds searches.parquet (or .csv, "
+            f".jsonl), and optionally results, events and units."
+        )
+        raise SchemaError(msg)
+    return out

@@ -490,3 +490,52 @@ def test_exact_key_takes_the_ranks_when_the_hash_collides(monkeypatch, columns):
     frame = pl.DataFrame({"user": ["u1", "u2", "u1", "u3"], "session": ["1"] * 4})
     key = exact_key(frame.select(columns), seed=0)
     assert key.to_list() == [0, 1, 0, 2]
+
+
+def test_read_part_reads_each_part_as_read_log_reads_the_whole():
+    """Two parts (users u1, and u2 with u3) give the whole log's issues and sums."""
+    from ireval_df.online.log import ROW_NUMBER, Whole, read_part
+
+    log = ie.online.example_log()
+    searches = log.searches.select(
+        "search_id", "user_id", "ts", "variant", "query", "n_results"
+    )
+    searches = pl.concat(
+        [searches, searches.head(1).with_columns(search_id=pl.lit("s9"), user_id=None)]
+    )
+    assert log.events is not None
+    events = pl.concat(
+        [log.events, log.events.tail(1).with_columns(search_id=pl.lit("nope"))]
+    )
+    tables = {"searches": searches, "results": log.results, "events": events}
+    with pytest.warns(LogWarning):
+        whole = ie.online.read_log(**tables)
+    numbered = {t: f.with_row_index(ROW_NUMBER) for t, f in tables.items()}
+    first = {"u1"}
+    mine = numbered["searches"].filter(pl.col("user_id").is_in(first))
+    ids = mine["search_id"].implode()
+    part_a = {
+        "searches": mine,
+        "results": numbered["results"].filter(pl.col("search_id").is_in(ids)),
+        "events": numbered["events"].filter(pl.col("search_id").is_in(ids)),
+    }
+    part_b = {
+        t: f.join(part_a[t].select(ROW_NUMBER), on=ROW_NUMBER, how="anti")
+        for t, f in numbered.items()
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a part never warns: its caller does
+        logs = [read_part(p, whole=Whole())[0] for p in (part_a, part_b)]
+    summed: dict[tuple[str, str], int] = {}
+    for part in logs:
+        for issue in part.issues:
+            key = (issue.table, issue.problem)
+            summed[key] = summed.get(key, 0) + issue.rows
+            assert issue.row is not None  # the example's input row
+    assert summed == {(i.table, i.problem): i.rows for i in whole.issues}
+    tables_out = [ie.online.unit_table(p, ["CTR", "ClicksPerSearch"]) for p in logs]
+    assert (
+        pl.concat(tables_out)
+        .sort("unit_id")
+        .equals(ie.online.unit_table(whole, ["CTR", "ClicksPerSearch"]))
+    )

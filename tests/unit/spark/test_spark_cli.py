@@ -142,3 +142,35 @@ def test_a_missing_path_and_a_delta_table_without_delta_lake_are_clear_errors(
         assert "Delta Lake" in err
         assert "delta-spark" in err
         assert "Traceback" not in err
+
+
+def test_online_metrics_on_spark_print_what_the_local_engine_prints(
+    spark, capsys, tmp_path
+):
+    argv = ["online", "metrics", "--log", str(DATA / "log"), "-m", "CTR"]
+    argv += ["-m", "PositionCTR", "--by", "device"]
+    code, local, _ = _out(capsys, main, argv)
+    assert code == 0
+    code, remote, _ = _out(capsys, spark_main, [*argv, "--partitions", "3"])
+    assert (code, remote) == (0, local)  # online metrics run on Spark there
+    assert main([*argv, "-o", str(tmp_path / "local.parquet")]) == 0
+    spark_argv = [*argv, "--engine", "spark", "-o", str(tmp_path / "spark.parquet")]
+    assert main(spark_argv) == 0
+    assert_same(
+        pl.read_parquet(tmp_path / "spark.parquet"),
+        pl.read_parquet(tmp_path / "local.parquet"),
+    )
+    code, _, err = _out(capsys, main, [*argv[:4], "--partitions", "2"])
+    assert code == 2
+    assert "--engine spark" in err
+
+
+def test_online_ab_on_spark_prints_what_the_local_engine_prints(spark, capsys):
+    argv = ["online", "ab", "--log", str(DATA / "log"), "-m", "CTR", "--cuped"]
+    code, local, _ = _out(capsys, main, argv)
+    assert code == 0
+    code, remote, _ = _out(capsys, spark_main, [*argv, "--partitions", "2"])
+    assert (code, remote) == (0, local)
+    code, _, err = _out(capsys, spark_main, [*argv, "--control", "nope"])
+    assert code == 2
+    assert "control='nope' is not a variant" in err
