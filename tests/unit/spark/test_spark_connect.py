@@ -1,7 +1,8 @@
 """``ireval_df.spark`` through Spark Connect (Databricks' shared and serverless compute).
 
 A Spark Connect session has no ``SparkContext`` and no JVM on the client:
-the entry points must use only the DataFrame API. pyspark starts a local
+the entry points (``evaluate``, ``similarity``, ``failures``,
+``online_metrics``, ``unit_table``) must use only the DataFrame API. pyspark starts a local
 Spark Connect server with ``SparkSession.builder.remote("local[2]")``; it
 runs in a fresh interpreter here, as a Spark Connect client and a classic
 session do not share one process. Skips without Java or without the
@@ -74,6 +75,20 @@ gaps = {
         rows(isp.failures(run, qrels)), ie.failures(local_run, local_qrels)
     ),
 }
+tables = {
+    t: spark.read.parquet(f"{data}/log/{t}.parquet")
+    for t in ("searches", "results", "events", "units")
+}
+log = ie.online.read_log(f"{data}/log")
+online = ["CTR", "ClickRR", "PositionCTR", "TimeToFirstClick"]
+gaps["online_metrics"] = largest_gap(
+    rows(isp.online_metrics(tables, online, by="device")),
+    ie.online.metrics(log, online, by="device"),
+)
+gaps["unit_table"] = largest_gap(
+    rows(isp.unit_table(tables, ["CTR", "ClicksPerSearch"])),
+    ie.online.unit_table(log, ["CTR", "ClicksPerSearch"]),
+)
 print(gaps)
 assert all(gap <= 1e-12 for gap in gaps.values()), gaps
 # an error found before any job is the same IrevalError as locally
@@ -87,7 +102,7 @@ spark.stop()
 """
 
 
-def test_evaluate_similarity_and_failures_run_through_spark_connect(tmp_path):
+def test_the_spark_entry_points_run_through_spark_connect(tmp_path):
     pytest.importorskip(
         "pyspark", reason="pyspark is not installed (pip install 'ireval-df[spark]')"
     )
