@@ -8,7 +8,7 @@ import polars as pl
 
 from ireval_df._utils.options import check_choice
 from ireval_df.measures import parse_metrics
-from ireval_df.schema.columns import DEFAULT_RUN_ID, RUN
+from ireval_df.schema.columns import RUN
 from ireval_df.schema.prepare import check_schema
 from ireval_df.similarity.compute import report_dropped
 from ireval_df.similarity.rankings import check_two_runs, choose_baselines, compared
@@ -21,6 +21,7 @@ from ireval_df.spark.jobs import (
     large_strings,
     partitions_of,
     require_frame,
+    run_id_of,
     to_polars,
 )
 from ireval_df.spark.kernels import (
@@ -107,11 +108,7 @@ def similarity(
     spark = run.sparkSession
     n = partitions_of(spark, partitions)
     source = {canon: src for src, canon in mapping.items()}
-    run_id = (
-        canonical_id(run, source["run_id"])
-        if "run_id" in source
-        else F.lit(DEFAULT_RUN_ID)
-    )
+    run_id = run_id_of(run, source)
     # every (run, query) ranked, with its first row: the runs' order as read
     pairs = to_polars(
         run.select(

@@ -9,25 +9,24 @@ from ireval_df.diagnostics.failure_kinds import report_dropped
 from ireval_df.diagnostics.intents import read_intent_weights
 from ireval_df.diagnostics.stages import pipeline, positive
 from ireval_df.errors import OptionError
-from ireval_df.schema.columns import DEFAULT_RUN_ID, QRELS, RUN
+from ireval_df.schema.columns import QRELS, RUN
 from ireval_df.schema.prepare import check_schema
 from ireval_df.spark.evaluation import finish, query_attributes
 from ireval_df.spark.jobs import (
     BUCKET,
     bucket_of,
-    canonical_id,
+    cogrouped,
     frame_schema,
     large_strings,
     partitions_of,
     require_frame,
+    run_id_of,
     to_polars,
 )
 from ireval_df.spark.kernels import (
     FAILURES_SCHEMA,
     ROW,
     FailuresKernel,
-    as_udf,
-    spark_ddl,
 )
 
 if TYPE_CHECKING:
@@ -114,11 +113,7 @@ def failures(
     n = partitions_of(spark, partitions)
     source = {canon: src for src, canon in run_map.items()}
     qrels_qid = next(src for src, canon in qrels_map.items() if canon == "query_id")
-    run_id = (
-        canonical_id(run, source["run_id"])
-        if "run_id" in source
-        else F.lit(DEFAULT_RUN_ID)
-    )
+    run_id = run_id_of(run, source)
     ids = to_polars(run.select(run_id.alias("run_id")).distinct().dropna())
     runs = sorted(ids["run_id"].to_list())
     if stages is not None:
@@ -142,11 +137,7 @@ def failures(
     left = run.select(bucket_of(run, source["query_id"], n), *kept)
     # every qrels column: an intent column (diversity qrels) is read too
     right = qrels.select(bucket_of(qrels, qrels_qid, n), "*")
-    out = (
-        left.groupBy(BUCKET)
-        .cogroup(right.groupBy(BUCKET))
-        .applyInArrow(as_udf(kernel), spark_ddl(FAILURES_SCHEMA))
-    )
+    out = cogrouped(left, right, kernel, FAILURES_SCHEMA)
     result, _, names = finish(
         out,
         duplicates=duplicates,

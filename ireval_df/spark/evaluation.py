@@ -18,17 +18,19 @@ from ireval_df.offline.evaluation import (
     report_unjudged,
 )
 from ireval_df.schema.coerce import as_queries
-from ireval_df.schema.columns import DEFAULT_RUN_ID, QRELS, RUN
+from ireval_df.schema.columns import QRELS, RUN
 from ireval_df.schema.intents import INTENT_COLUMNS
 from ireval_df.schema.prepare import check_schema
 from ireval_df.spark.jobs import (
     BUCKET,
     bucket_of,
     canonical_id,
+    cogrouped,
     frame_schema,
     large_strings,
     partitions_of,
     require_frame,
+    run_id_of,
     run_job,
     to_polars,
     to_spark,
@@ -38,8 +40,6 @@ from ireval_df.spark.kernels import (
     ORDER,
     ROW,
     EvaluateKernel,
-    as_udf,
-    spark_ddl,
 )
 
 if TYPE_CHECKING:
@@ -164,11 +164,7 @@ def evaluate(
     source = {canon: src for src, canon in run_map.items()}
     qrels_qid = next(src for src, canon in qrels_map.items() if canon == "query_id")
 
-    run_id = (
-        canonical_id(run, source["run_id"])
-        if "run_id" in source
-        else F.lit(DEFAULT_RUN_ID)
-    )
+    run_id = run_id_of(run, source)
     pairs = to_polars(
         run.select(
             run_id.alias("run_id"),
@@ -219,11 +215,7 @@ def evaluate(
         bucket_of(qrels, qrels_qid, n),
         *(F.col(f"`{s}`") for s in [*qrels_map, *intent]),
     )
-    out = (
-        left.groupBy(BUCKET)
-        .cogroup(right.groupBy(BUCKET))
-        .applyInArrow(as_udf(kernel), spark_ddl(EVALUATE_SCHEMA))
-    )
+    out = cogrouped(left, right, kernel, EVALUATE_SCHEMA)
     result, counts, names = finish(
         out,
         duplicates=duplicates,

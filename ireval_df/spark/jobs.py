@@ -24,6 +24,7 @@ import polars as pl
 
 from ireval_df import errors
 from ireval_df.errors import IrevalError, OptionError, SchemaError
+from ireval_df.schema.columns import DEFAULT_RUN_ID
 from ireval_df.spark.kernels import KIND, TEXT
 
 if TYPE_CHECKING:
@@ -93,6 +94,34 @@ def frame_schema(frame: DataFrame) -> dict[str, pl.DataType]:
     empty = pl.from_arrow(arrow.empty_table())
     assert isinstance(empty, pl.DataFrame)  # noqa: S101 - a Table gives a frame
     return dict(empty.schema)
+
+
+def run_id_of(frame: DataFrame, source: dict[str, str]) -> Column:
+    """Return the run's canonical ``run_id`` column (``source``: canonical -> source).
+
+    A run without a ``run_id`` column is the default run, as locally.
+    """
+    from pyspark.sql import functions as F  # noqa: N812 - Spark's convention
+
+    if "run_id" in source:
+        return canonical_id(frame, source["run_id"])
+    return F.lit(DEFAULT_RUN_ID)
+
+
+def cogrouped(
+    left: DataFrame,
+    right: DataFrame,
+    kernel: Callable[[Any, Any], Any],
+    schema: dict[str, pl.DataType],
+) -> DataFrame:
+    """Both sides grouped by bucket, each bucket's pair of tables given to ``kernel``."""
+    from ireval_df.spark.kernels import as_udf, spark_ddl
+
+    return (
+        left.groupBy(BUCKET)
+        .cogroup(right.groupBy(BUCKET))
+        .applyInArrow(as_udf(kernel), spark_ddl(schema))
+    )
 
 
 def canonical_id(frame: DataFrame, name: str) -> Column:
