@@ -20,7 +20,15 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-__all__ = ["is_frame_like", "is_pandas", "is_pyarrow", "to_pandas", "to_polars"]
+__all__ = [
+    "is_frame_like",
+    "is_pandas",
+    "is_pyarrow",
+    "to_pandas",
+    "cut_like",
+    "to_polars",
+    "with_series",
+]
 
 
 def _require(module: str, extra: str, purpose: str) -> ModuleType:
@@ -222,3 +230,48 @@ def to_pandas(df: pl.DataFrame) -> pd.DataFrame:
     _require("pandas", "pandas", "returning a pandas frame")
     _require("pyarrow", "pandas", "returning a pandas frame")
     return df.to_pandas()
+
+
+def with_series(frame: pl.DataFrame, series: list[pl.Series]) -> pl.DataFrame:
+    """``frame.with_columns(series)``, each Series cut at the frame's chunks.
+
+    A frame read from Parquet has one chunk per row group, while a Series
+    computed from it is usually one chunk. polars re-aligns a frame whose
+    columns are chunked differently by copying every column, at each later
+    ``select``, ``filter`` or ``drop`` (3 s for one ``drop`` on 50M rows
+    from 60 row groups). Slices cost nothing, so the new columns are cut
+    to the frame's layout instead (:func:`cut_like`).
+
+    Examples
+    --------
+    >>> frame = pl.concat([pl.DataFrame({"a": [1, 2]}), pl.DataFrame({"a": [3]})],
+    ...                   rechunk=False)
+    >>> out = with_series(frame, [pl.Series("b", [4, 5, 6])])
+    >>> out.n_chunks("all"), out["b"].to_list()
+    ([2, 2], [4, 5, 6])
+    """
+    return frame.with_columns(cut_like(frame, series))
+
+
+def cut_like(frame: pl.DataFrame, series: list[pl.Series]) -> list[pl.Series]:
+    """Cut each Series of ``frame``'s height at the frame's chunk boundaries.
+
+    Unchanged when the frame is one chunk, when its columns are chunked
+    differently from each other, or when a Series is already in as many
+    chunks (or of another length).
+    """
+    layouts = frame.n_chunks("all") if frame.width else [1]
+    if max(layouts) == 1 or min(layouts) != max(layouts):
+        return series
+    bounds = [c.len() for c in frame.to_series(0).get_chunks()]
+    cut = []
+    for s in series:
+        if s.n_chunks() == len(bounds) or s.len() != frame.height:
+            cut.append(s)
+            continue
+        parts, at = [], 0
+        for n in bounds:
+            parts.append(s.slice(at, n))
+            at += n
+        cut.append(pl.concat(parts, rechunk=False))
+    return cut

@@ -35,9 +35,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
+from ireval_df._utils.frames import cut_like, with_series
 from ireval_df.errors import MetricSpecError, OptionError
 from ireval_df.measures import Metric, parse_metrics
-from ireval_df.online.log import ADD_TO_CART, CLICK, PURCHASE, slot_key
+from ireval_df.online.log import (
+    ADD_TO_CART,
+    CLICK,
+    PURCHASE,
+    search_sorted_many,
+    slot_key,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -383,13 +390,14 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
     searches = log.with_keys("searches")
     group = _group_key(searches, [*KEYS, *slices.search])
     unit = log.index.unit
-    searches = searches.with_columns(group.alias(GROUP), unit.alias(UNIT))
+    added = [group.alias(GROUP), unit.alias(UNIT)]
     if "next" in needs:  # the next search of the session, by row number
         at = log.index.next_search
-        searches = searches.with_columns(
+        added += [
             log.searches["query_norm"].gather(at).alias(NEXT_QUERY),
             log.searches["ts"].gather(at).alias(NEXT_TS),
-        )
+        ]
+    searches = with_series(searches, added)
     labels = searches.select(GROUP, *KEYS, *slices.search).unique(GROUP, keep="any")
     units = searches.lazy().select(UNIT, "unit_id").unique(UNIT, keep="any")
     frames: dict[Grain, pl.LazyFrame] = {}
@@ -397,7 +405,7 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
     shown = None
     if "clicks" in needs or "click" in grains or "result" in grains:
         clicks = _clicks(log, defs.get("click", {}), group, unit)
-    search = _search_frame(log, searches.lazy(), clicks, needs, defs)
+    search = _search_frame(log, searches, clicks, needs, defs)
     if {"search", "session"} <= grains:  # two passes read it: build it once
         search = search.collect().lazy()
     if "search" in grains:
@@ -460,9 +468,9 @@ def _clicked_slots(keys: pl.Series, clicked: pl.Series) -> pl.Series | None:
     slots). None when they are not in order.
     """
     n = keys.len()
-    if n < 2 or not (keys.slice(1) > keys.slice(0, n - 1)).all():
+    if n < 2 or not keys.is_sorted():  # sorted: read_log dropped repeats
         return None
-    at = keys.search_sorted(clicked).clip(upper_bound=n - 1)
+    at = search_sorted_many(keys, clicked).clip(upper_bound=n - 1)
     hit = keys.gather(at) == clicked
     flags = pl.repeat(value=False, n=n, eager=True)
     flags.scatter(at.filter(hit), True)  # noqa: FBT003 - the value scattered
@@ -503,21 +511,27 @@ def _clicks(
     )
     at = clicks[SEARCH]
     return (
-        clicks.with_columns(group.gather(at).alias(GROUP), unit.gather(at).alias(UNIT))
+        with_series(
+            clicks, [group.gather(at).alias(GROUP), unit.gather(at).alias(UNIT)]
+        )
         .lazy()
         .with_columns(**defs)
     )
 
 
 def _spread(
-    frame: pl.LazyFrame, per_search: pl.LazyFrame, n: int, zero: Sequence[str]
+    frame: pl.LazyFrame,
+    per_search: pl.LazyFrame,
+    searches: pl.DataFrame,
+    zero: Sequence[str],
 ) -> pl.LazyFrame:
     """Add ``per_search``'s columns to the search frame, ``zero`` filled with 0.
 
     What ``frame.join(per_search, on=SEARCH, how="left")`` gives, without
     copying the searches' columns: ``SEARCH`` is the search's row number,
-    so each column is scattered to its rows.
+    so each column is scattered to its rows (cut like ``searches``' chunks).
     """
+    n = searches.height
     got = per_search.collect()
     at = got[SEARCH]
     columns = []
@@ -533,18 +547,18 @@ def _spread(
         )
         full.scatter(at, physical)
         columns.append(full.cast(values.dtype).alias(name))
-    return frame.with_columns(columns)
+    return frame.with_columns(cut_like(searches, columns))
 
 
 def _search_frame(
     log: SearchLog,
-    searches: pl.LazyFrame,
+    searches: pl.DataFrame,
     clicks: pl.LazyFrame | None,
     needs: set[str],
     defs: Mapping[Stage, Mapping[str, pl.Expr]],
 ) -> pl.LazyFrame:
     """One row per search, with its outcomes."""
-    frame = searches.with_columns((pl.col("n_results") > 0).alias(HAS_RESULTS))
+    frame = searches.lazy().with_columns((pl.col("n_results") > 0).alias(HAS_RESULTS))
     if "clicks" in needs:
         assert clicks is not None  # noqa: S101 - built when clicks are needed
         per_search = clicks.group_by(SEARCH).agg(
@@ -554,7 +568,7 @@ def _search_frame(
             **defs.get("click_search", {}),
         )
         zero = [N_CLICKS, *defs.get("click_search", {})]
-        frame = _spread(frame, per_search, log.searches.height, zero)
+        frame = _spread(frame, per_search, searches, zero)
         frame = frame.with_columns((pl.col(N_CLICKS) > 0).alias(HAS_CLICK))
     if "commerce" in needs:
         if log.events is None:
@@ -583,7 +597,7 @@ def _search_frame(
                 )
             )
             zero = [N_ADD_TO_CART, N_PURCHASE, REVENUE]
-            frame = _spread(frame, per_search, log.searches.height, zero)
+            frame = _spread(frame, per_search, searches, zero)
     if "clicks" in needs and "commerce" in needs:
         frame = frame.with_columns(
             (
@@ -643,17 +657,19 @@ def _result_frame(
     results = log.with_keys("results")
     at = results[SEARCH]
     attrs = [c for c in result_slices if c != AGE_BUCKET]
-    frame = results.select(SEARCH, "position", *attrs).with_columns(
-        searches[GROUP].gather(at).alias(GROUP), searches[UNIT].gather(at).alias(UNIT)
+    frame = with_series(
+        results.select(SEARCH, "position", *attrs),
+        [
+            searches[GROUP].gather(at).alias(GROUP),
+            searches[UNIT].gather(at).alias(UNIT),
+        ],
     )
     if AGE_BUCKET in result_slices:
         from ireval_df.stats.slices import age_buckets
 
+        issued = searches["ts"].gather(at).alias("__ireval_issued")
         frame = (
-            frame.with_columns(
-                results["published_at"],
-                searches["ts"].gather(at).alias("__ireval_issued"),
-            )
+            with_series(frame, [results["published_at"], issued])
             .with_columns(
                 age_buckets(
                     "published_at", issued_at="__ireval_issued", name=AGE_BUCKET
