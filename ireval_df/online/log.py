@@ -1100,51 +1100,37 @@ def _join_runs(
     """``frame.join(keyed, on=on, how="left")`` (``keyed`` unique on ``on``), in order.
 
     A log's results and events come grouped by search: each run of equal
-    ids is looked up once and the match spread over the run by a gather.
-    When the runs are exactly the rows of ``keyed`` where ``expected``
-    holds, in that order (results written in the order of their searches),
-    one comparison of the ids proves it and no lookup is needed; the
-    columns ``unless_expected`` are then left out (the caller knows what
-    they hold). Otherwise the lookup is a binary search among the sorted
-    64-bit hashes of the ids (distinct, else the text join), the ids looked
-    up sorted by hash too, then a check of every match's text.
-    ``keyed``'s column :data:`_KEY`, when it has one, is its row number.
+    ids is looked up once (polars' join) and the match spread over the run
+    by a gather. When the runs are exactly the rows of ``keyed`` where
+    ``expected`` holds, in that order (results written in the order of
+    their searches), one comparison of the ids proves it and no lookup is
+    needed; the columns ``unless_expected`` are then left out (the caller
+    knows what they hold). ``keyed``'s column :data:`_KEY`, when it has
+    one, is its row number.
     """
     run = frame[on].rle_id()
     starts = (run != run.shift(1)).fill_null(value=True)
     runs = starts.sum() * 4 <= frame.height * 3
     heads = frame[on].filter(starts) if runs else frame[on]
     others = [c for c in keyed.columns if c != on]
-    rows = None
+    columns = None
     if expected is not None:
-        candidate = expected.arg_true()
+        rows = expected.arg_true()
         if (
-            candidate.len() == heads.len()
+            rows.len() == heads.len()
             and keyed[on].filter(expected).eq_missing(heads).all()
         ):
-            rows = candidate
-            others = [c for c in others if c not in unless_expected]
-    if rows is None:
-        hashed = keyed[on].hash(19)
-        order = hashed.arg_sort()
-        ranked = hashed.gather(order)
-        n = ranked.len()
-        if n and (n == 1 or (ranked.slice(1) > ranked.slice(0, n - 1)).all()):
-            # the ids searched for in hash order too: a binary search of sorted
-            # queries walks the table in order (several times faster at 10M)
-            at = search_sorted_many(ranked, heads.hash(19)).clip(upper_bound=n - 1)
-            candidate = order.gather(at)
-            same = keyed[on].gather(candidate).eq_missing(heads)
-            rows = pl.select(pl.when(same).then(candidate)).to_series()
-    if rows is None:
+            columns = [
+                # the row number of row r is r: no gather
+                rows.cast(keyed[c].dtype).alias(c)
+                if c == _KEY
+                else keyed[c].gather(rows)
+                for c in others
+                if c not in unless_expected
+            ]
+    if columns is None:
         found = heads.to_frame().join(keyed, on=on, how="left", maintain_order="left")
         columns = [found[c] for c in others]
-    else:
-        columns = [
-            # the row number of row r is r: no gather
-            rows.cast(keyed[c].dtype).alias(c) if c == _KEY else keyed[c].gather(rows)
-            for c in others
-        ]
     if runs:
         columns = [c.gather(run) for c in columns]
     return with_series(frame, columns)
