@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import ireval_df as ie
 from ireval_df.errors import IrevalError
+from tests.online_names import online_names
 
 SCALE = int(os.environ.get("IREVAL_FUZZ_SCALE", "1"))
 FUZZ = settings(max_examples=40 * SCALE, suppress_health_check=[HealthCheck.too_slow])
@@ -44,28 +45,7 @@ TYPES = st.one_of(
     st.none(), st.sampled_from(["click", "add_to_cart", "purchase", "view"])
 )
 
-ALL = [
-    "CTR",
-    "CTR@2",
-    "ClickRR",
-    "PaulScore",
-    "TimeToFirstClick",
-    "DwellTime",
-    "SatClickRate",
-    "Abandonment",
-    "GoodAbandonment",
-    "BadAbandonment",
-    "Reformulation",
-    "ZeroResultRate",
-    "AddToCartRate",
-    "ConversionRate",
-    "RevenuePerSearch",
-    "AOV",
-    "QueriesPerSession",
-    "SessionSuccess",
-    "ImpressionCTR",
-    "PositionCTR",
-]
+ALL = [*online_names(), "CTR@2"]
 
 
 @st.composite

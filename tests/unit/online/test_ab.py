@@ -20,6 +20,7 @@ from ireval_df.stats.experiments import (
     quantile_test,
     ratio,
 )
+from tests.online_names import online_names
 
 LOG = Path(__file__).resolve().parents[3] / "data" / "log"
 NUMBERS = [c for c in AB_COLUMNS if c not in ("significant", "srm_flag", "reason")]
@@ -149,27 +150,7 @@ def test_cuped_narrows_the_interval_on_the_bundled_log(log):
 
 
 def test_cuped_on_every_ratio_metric_of_the_bundled_log(log):
-    names = [
-        "CTR",
-        "ClicksPerSearch",
-        "ClickRR",
-        "PaulScore",
-        "TimeToFirstClick(stat=mean)",
-        "DwellTime",
-        "SatClickRate",
-        "Abandonment",
-        "GoodAbandonment",
-        "BadAbandonment",
-        "Reformulation",
-        "ZeroResultRate",
-        "AddToCartRate",
-        "ConversionRate",
-        "RevenuePerSearch",
-        "AOV",
-        "QueriesPerSession",
-        "SessionSuccess",
-        "ImpressionCTR@10",
-    ]
+    names = online_names(means=True, by_position=False)
     result = ie.online.ab_test(log, names, control="control", cuped=True)
     assert result["metric"].to_list() == names
     assert result["p_value"].null_count() == 0

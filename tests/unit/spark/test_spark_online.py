@@ -18,6 +18,7 @@ import pytest
 
 import ireval_df as ie
 from ireval_df.errors import DataError, MetricSpecError, OptionError, SchemaError
+from tests.online_names import online_names
 from tests.spark_helpers import assert_same, caught, collect
 
 if TYPE_CHECKING:
@@ -27,28 +28,7 @@ pytestmark = pytest.mark.spark
 
 DATA_LOG = ie.online.example_log  # the hand-made log's reader, for its frames
 
-ALL = [
-    "CTR",
-    "ClicksPerSearch",
-    "ClickRR",
-    "PaulScore",
-    "TimeToFirstClick(stat=mean)",
-    "DwellTime",
-    "SatClickRate",
-    "Abandonment",
-    "GoodAbandonment",
-    "BadAbandonment",
-    "Reformulation",
-    "ZeroResultRate",
-    "AddToCartRate",
-    "ConversionRate",
-    "RevenuePerSearch",
-    "AOV",
-    "QueriesPerSession",
-    "SessionSuccess",
-    "ImpressionCTR",
-    "PositionCTR",
-]
+ALL = online_names(means=True)  # Spark computes medians, ab_test does not
 RESULT_GRAIN = ["ImpressionCTR", "PositionCTR", "DwellTime", "SatClickRate"]
 
 
