@@ -362,7 +362,8 @@ class SearchLog:
         index = self.index
         if table == "searches":
             n = self.searches.height
-            row = pl.int_range(n, dtype=index.next_search.dtype, eager=True)
+            wide = index.next_search.dtype == pl.UInt64
+            row = pl.int_range(n, dtype=pl.UInt64 if wide else pl.UInt32, eager=True)
             frame = with_series(
                 self.searches,
                 [
