@@ -38,13 +38,7 @@ import polars as pl
 from ireval_df._utils.frames import cut_like, with_series
 from ireval_df.errors import MetricSpecError, OptionError
 from ireval_df.measures import Metric, parse_metrics
-from ireval_df.online.log import (
-    ADD_TO_CART,
-    CLICK,
-    PURCHASE,
-    search_sorted_many,
-    slot_key,
-)
+from ireval_df.online.log import ADD_TO_CART, CLICK, PURCHASE, slot_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -418,20 +412,21 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
     if "result" in grains:
         assert results is not None  # noqa: S101 - built just above
         assert clicks is not None  # noqa: S101
-        clicked = (
-            clicks.filter(pl.col("position").is_not_null())
-            .select(slot_key(pl.col(SEARCH), pl.col("position")).alias("slot"))
-            .collect()
-            .to_series()
-        )
-        assert log.index.result_slot is not None  # noqa: S101 - results exist
-        slots = log.index.result_slot
-        flags = _clicked_slots(slots, clicked)
-        frames["result"] = results.with_columns(
-            pl.lit(slots).is_in(clicked.implode()).alias(CLICKED)
-            if flags is None
-            else pl.lit(flags).alias(CLICKED)
-        )
+        flags = _clicked_rows(log)
+        if flags is None:  # results not in order: a hash set of the clicked slots
+            clicked = (
+                clicks.filter(pl.col("position").is_not_null())
+                .select(slot_key(pl.col(SEARCH), pl.col("position")).alias("slot"))
+                .collect()
+                .to_series()
+            )
+            assert log.index.result_slot is not None  # noqa: S101 - results exist
+            slots = pl.lit(log.index.result_slot)
+            frames["result"] = results.with_columns(
+                slots.is_in(clicked.implode()).alias(CLICKED)
+            )
+        else:
+            frames["result"] = results.with_columns(pl.lit(flags).alias(CLICKED))
         if len({m.by_position for m in measures if m.grain == "result"}) > 1:
             frames["result"] = frames["result"].collect().lazy()  # two passes
         assert log.index.result_search is not None  # noqa: S101 - results exist
@@ -460,20 +455,21 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
     return Derived(frames, slices, labels, groups, units, shown)
 
 
-def _clicked_slots(keys: pl.Series, clicked: pl.Series) -> pl.Series | None:
-    """Whether each result slot was clicked, when the slots are in order.
+def _clicked_rows(log: SearchLog) -> pl.Series | None:
+    """Whether each result row was clicked, when read_log found each event's row.
 
-    Results written in order give strictly increasing slots: each click
-    finds its slot by a binary search and marks it (no hash set of 50M
-    slots). None when they are not in order.
+    A click attributed to a search, with a position, kept by read_log, was
+    displayed: its slot's row in the results is
+    :attr:`~ireval_df.online.log._Index.event_result`. None when read_log
+    did not find the rows (results not in order).
     """
-    n = keys.len()
-    if n < 2 or not keys.is_sorted():  # sorted: read_log dropped repeats
+    rows = log.index.event_result
+    if rows is None or log.events is None or log.results is None:
         return None
-    at = search_sorted_many(keys, clicked).clip(upper_bound=n - 1)
-    hit = keys.gather(at) == clicked
-    flags = pl.repeat(value=False, n=n, eager=True)
-    flags.scatter(at.filter(hit), True)  # noqa: FBT003 - the value scattered
+    assert log.index.event_search is not None  # noqa: S101 - set with events
+    click = (log.events["event_type"] == CLICK) & log.index.event_search.is_not_null()
+    flags = pl.repeat(value=False, n=log.results.height, eager=True)
+    flags.scatter(rows.filter(click).drop_nulls(), True)  # noqa: FBT003 - the value
     return flags
 
 

@@ -129,6 +129,7 @@ EpochUnit = Literal["s", "ms", "us", "ns"]
 
 _US = pl.Datetime("us")
 _KEY = "__ireval_search"  # a search's row number in the searches frame
+_RESULT = "__ireval_result"  # an event's slot's row number in the results frame
 _PROBLEM = "__ireval_problem"
 
 _SEARCH_ID = ("search_id", "serp_id", "impression_id", "request_id")
@@ -280,6 +281,9 @@ class _Index:
     event_search: pl.Series | None  # per event, null when not attributed
     event_next_ts: pl.Series | None  # per event, Datetime, null: nothing follows
     event_last_click: pl.Series | None  # per event, Boolean
+    #: per event, the row in ``results`` of its (search, position) slot, null
+    #: when it has none; None when the results' slots were not in order
+    event_result: pl.Series | None = None
 
 
 @dataclass(frozen=True)
@@ -1164,19 +1168,22 @@ def _among(ids: pl.Expr, dropped: pl.Series) -> pl.Expr:
     return ids.is_in(dropped.implode()) if dropped.len() else pl.lit(value=False)
 
 
-def _displayed(frame: pl.DataFrame, slots: pl.Series) -> pl.Expr:
-    """Whether each event's (search, position) is one of ``slots``.
+def _displayed(frame: pl.DataFrame, slots: pl.Series) -> pl.Expr | pl.Series:
+    """Where each event's (search, position) is among ``slots``.
 
-    Results written in order give strictly increasing slots: then a binary
-    search per event, else a hash set of every slot.
+    Results written in order give sorted slots (read_log dropped repeats):
+    then a binary search per event, and the result is each event's row in
+    ``slots`` (null: not displayed). Otherwise an expression: whether the
+    event's slot is in a hash set of every slot.
     """
     key = slot_key(pl.col(_KEY), pl.col("position").clip(0))
     n = slots.len()
-    if n == 0 or not slots.is_sorted():  # sorted: read_log dropped repeats
+    if n == 0 or not slots.is_sorted():
         return key.is_in(slots.implode())
     keys = frame.select(key.fill_null(0)).to_series()
-    found = slots.gather(search_sorted_many(slots, keys).clip(upper_bound=n - 1))
-    return pl.lit(found == keys)
+    at = search_sorted_many(slots, keys).clip(upper_bound=n - 1)
+    # slot 0 (search 0, position 0) is never displayed: no false hit on nulls
+    return pl.select(pl.when(slots.gather(at) == keys).then(at)).to_series()
 
 
 def _drop_raw(frame: pl.DataFrame) -> pl.DataFrame:
@@ -1499,8 +1506,12 @@ def _events(
     dropped: pl.Series,
     issues: list[Issue],
     options: _Options,
-) -> tuple[pl.DataFrame, pl.Series]:
-    """Cast and check the events; return them and each one's search key (or null)."""
+) -> tuple[pl.DataFrame, pl.Series, pl.Series | None]:
+    """Cast and check the events.
+
+    Return them, each one's search key (or null), and each one's row in
+    the results (see :attr:`_Index.event_result`).
+    """
     invalid = options.invalid
     frame, source = _map(raw, "events", columns, label)
     frame = frame.rechunk()  # looked up by row number too (see _searches)
@@ -1540,11 +1551,15 @@ def _events(
             frame = frame.join(
                 by_doc, on=[_KEY, "doc_id"], how="left", maintain_order="left"
             ).with_columns(pl.col("position").fill_null(pl.col("__ireval_pos")))
+        displayed = _displayed(frame, result_slot)
+        if isinstance(displayed, pl.Series):  # rows found: kept with the events
+            frame = with_series(frame, [displayed.alias(_RESULT)])
+            displayed = pl.col(_RESULT).is_not_null()
         not_shown = (
             is_click
             & pl.col(_KEY).is_not_null()
             & pl.col("position").is_not_null()
-            & ~_displayed(frame, result_slot)
+            & ~displayed
         )
     else:
         not_shown = is_click & (pl.col("position") < 1)
@@ -1597,7 +1612,8 @@ def _events(
             pl.when(negative.not_()).then(pl.col("dwell_ms")).alias("dwell_ms")
         )
     key = frame[_KEY]
-    return _drop_raw(frame), key
+    rows = frame[_RESULT] if _RESULT in frame.columns else None
+    return _drop_raw(frame), key, rows
 
 
 # --- sessions and the timeline ------------------------------------------------------------
@@ -2099,9 +2115,9 @@ def _read(
             search_frame = search_frame.with_columns(
                 pl.col("n_results").fill_null(counted)
             )
-    event_frame = event_key = None
+    event_frame = event_key = event_result = None
     if "events" in raws:
-        event_frame, event_key = _events(
+        event_frame, event_key, event_result = _events(
             raws["events"],
             per_table["events"],
             labels["events"],
@@ -2138,6 +2154,7 @@ def _read(
             event_search=event_key,
             event_next_ts=line.next_ts,
             event_last_click=line.last_click,
+            event_result=event_result,
         ),
     )
 
