@@ -22,6 +22,7 @@ table of medians; nothing here asserts a time.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -34,33 +35,27 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from online import BY, metric_names  # noqa: E402 - bench/online.py, the same call
 from spark import Sampler, session  # noqa: E402 - bench/spark.py, beside this file
 
-BY = ["query_class", "device"]
 TABLES = ("searches", "results", "events", "units")
 
 LOCAL = """
-import sys, time, warnings
+import json, sys, time, warnings
 warnings.simplefilter("ignore")
 import ireval_df as ie
-from ireval_df.measures import REGISTRY
-names = sorted(n for n, i in REGISTRY.items() if i.family == "online")
 t = time.perf_counter()
-out = ie.online.metrics(ie.online.read_log(sys.argv[1]), names, by=["query_class", "device"])
+log = ie.online.read_log(sys.argv[1])
+out = ie.online.metrics(log, json.loads(sys.argv[2]), by=json.loads(sys.argv[3]))
 print(time.perf_counter() - t, out.height)
 """
 
 
-def metric_names() -> list[str]:
-    from ireval_df.measures import REGISTRY
-
-    return sorted(n for n, i in REGISTRY.items() if i.family == "online")
-
-
 def local_round(data: Path) -> dict[str, float]:
     start = time.perf_counter()
+    argv = [str(data), json.dumps(metric_names()), json.dumps(BY)]
     proc = subprocess.Popen(
-        [sys.executable, "-c", LOCAL, str(data)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", LOCAL, *argv], stdout=subprocess.PIPE, text=True
     )
     _, status, usage = os.wait4(proc.pid, 0)
     assert status == 0

@@ -21,11 +21,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "cut_like",
     "is_frame_like",
     "is_pandas",
     "is_pyarrow",
     "to_pandas",
-    "cut_like",
     "to_polars",
     "with_series",
 ]

@@ -117,7 +117,6 @@ __all__ = [
     "normalize_query",
     "read_log",
     "read_part",
-    "search_sorted_many",
 ]
 
 Table = Literal["searches", "results", "events", "units"]
@@ -283,7 +282,7 @@ class _Index:
     event_last_click: pl.Series | None  # per event, Boolean
     #: per event, the row in ``results`` of its (search, position) slot, null
     #: when it has none; None when the results' slots were not in order
-    event_result: pl.Series | None = None
+    event_result: pl.Series | None
 
 
 @dataclass(frozen=True)
@@ -1141,7 +1140,7 @@ def _join_runs(
     return with_series(frame, columns)
 
 
-def search_sorted_many(table: pl.Series, queries: pl.Series) -> pl.Series:
+def _search_sorted_many(table: pl.Series, queries: pl.Series) -> pl.Series:
     """``table.search_sorted(queries)`` (``table`` sorted), the queries taken in order.
 
     A binary search per query in a large table misses the cache at almost
@@ -1151,7 +1150,7 @@ def search_sorted_many(table: pl.Series, queries: pl.Series) -> pl.Series:
 
     Examples
     --------
-    >>> search_sorted_many(pl.Series([10, 20, 30]), pl.Series([30, 5, 20])).to_list()
+    >>> _search_sorted_many(pl.Series([10, 20, 30]), pl.Series([30, 5, 20])).to_list()
     [2, 0, 1]
     """
     if queries.is_sorted():
@@ -1168,20 +1167,18 @@ def _among(ids: pl.Expr, dropped: pl.Series) -> pl.Expr:
     return ids.is_in(dropped.implode()) if dropped.len() else pl.lit(value=False)
 
 
-def _displayed(frame: pl.DataFrame, slots: pl.Series) -> pl.Expr | pl.Series:
-    """Where each event's (search, position) is among ``slots``.
+def _slot_rows(frame: pl.DataFrame, slots: pl.Series) -> pl.Series | None:
+    """Each event's row in ``slots`` (its (search, position) slot), null: none.
 
-    Results written in order give sorted slots (read_log dropped repeats):
-    then a binary search per event, and the result is each event's row in
-    ``slots`` (null: not displayed). Otherwise an expression: whether the
-    event's slot is in a hash set of every slot.
+    By a binary search per event when the results were written in order
+    (``slots`` sorted; read_log dropped repeated slots); None otherwise.
     """
-    key = slot_key(pl.col(_KEY), pl.col("position").clip(0))
     n = slots.len()
     if n == 0 or not slots.is_sorted():
-        return key.is_in(slots.implode())
+        return None
+    key = slot_key(pl.col(_KEY), pl.col("position").clip(0))
     keys = frame.select(key.fill_null(0)).to_series()
-    at = search_sorted_many(slots, keys).clip(upper_bound=n - 1)
+    at = _search_sorted_many(slots, keys).clip(upper_bound=n - 1)
     # slot 0 (search 0, position 0) is never displayed: no false hit on nulls
     return pl.select(pl.when(slots.gather(at) == keys).then(at)).to_series()
 
@@ -1490,8 +1487,6 @@ def _results(
     frame = _apply(frame, "results", [rule], issues, invalid)
     if slots.len() != frame.height:
         slots = slots.filter(~repeat)
-    if slots.is_sorted():  # results in order: later checks read the flag
-        slots = slots.set_sorted()
     return _drop_raw(frame), frame[_KEY], slots.alias("slot")
 
 
@@ -1551,9 +1546,12 @@ def _events(
             frame = frame.join(
                 by_doc, on=[_KEY, "doc_id"], how="left", maintain_order="left"
             ).with_columns(pl.col("position").fill_null(pl.col("__ireval_pos")))
-        displayed = _displayed(frame, result_slot)
-        if isinstance(displayed, pl.Series):  # rows found: kept with the events
-            frame = with_series(frame, [displayed.alias(_RESULT)])
+        rows = _slot_rows(frame, result_slot)
+        if rows is None:  # results not in order: a hash set of every slot
+            slot = slot_key(pl.col(_KEY), pl.col("position").clip(0))
+            displayed = slot.is_in(result_slot.implode())
+        else:  # kept with the events (filtered with them) for the metrics
+            frame = with_series(frame, [rows.alias(_RESULT)])
             displayed = pl.col(_RESULT).is_not_null()
         not_shown = (
             is_click

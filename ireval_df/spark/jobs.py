@@ -25,7 +25,7 @@ import polars as pl
 from ireval_df import errors
 from ireval_df.errors import IrevalError, OptionError, SchemaError
 from ireval_df.schema.columns import DEFAULT_RUN_ID
-from ireval_df.spark.kernels import KIND, TEXT
+from ireval_df.spark.kernels import KIND, TEXT, as_udf, spark_ddl
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -115,8 +115,6 @@ def cogrouped(
     schema: dict[str, pl.DataType],
 ) -> DataFrame:
     """Both sides grouped by bucket, each bucket's pair of tables given to ``kernel``."""
-    from ireval_df.spark.kernels import as_udf, spark_ddl
-
     return (
         left.groupBy(BUCKET)
         .cogroup(right.groupBy(BUCKET))
