@@ -13,6 +13,7 @@ cleanup from removing is removed when the interpreter exits. Only SIGKILL
 from __future__ import annotations
 
 import atexit
+import secrets
 import shutil
 import signal
 import tempfile
@@ -118,13 +119,32 @@ def scratch_folder(prefix: str) -> Iterator[Path]:
     >>> folder.exists()
     False
     """
-    folder = track(Path(tempfile.mkdtemp(prefix=prefix)))
+    folder = _new_folder(prefix)
     try:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         if not folder.exists():
             untrack(folder)
+
+
+def _new_folder(prefix: str) -> Path:
+    """Make a private temporary folder, tracked before it exists.
+
+    ``tempfile.mkdtemp`` then :func:`track` would leave a window in which
+    SIGTERM (or Ctrl-C), arriving once the folder exists but before it is
+    tracked, leaks it. The name is drawn first (128 random bits: it names
+    no other folder) and tracked, then the folder is made.
+    """
+    base = Path(tempfile.gettempdir())
+    while True:
+        path = track(base / f"{prefix}{secrets.token_hex(16)}")
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            untrack(path)
+            continue
+        return path
 
 
 @atexit.register
