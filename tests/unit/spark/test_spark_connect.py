@@ -7,14 +7,22 @@ Spark Connect server with ``SparkSession.builder.remote("local[2]")``; it
 runs in a fresh interpreter here, as a Spark Connect client and a classic
 session do not share one process. Skips without Java or without the
 ``pyspark[connect]`` client libraries (grpcio, ...).
+
+pyspark's local server always listens on port 15002 (the client finds it
+there), so two test runs on one machine take turns through a lock file,
+and the test skips when another program holds the port.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -23,6 +31,29 @@ import pytest
 pytestmark = pytest.mark.spark
 
 DATA = Path(__file__).resolve().parents[3] / "data"
+PORT = 15002  # pyspark's local Spark Connect server and its client both use it
+
+
+@contextlib.contextmanager
+def _port_to_ourselves():
+    """Wait for any other run of this test, then check nothing else holds PORT."""
+    lock = Path(tempfile.gettempdir(), f"ireval-df-spark-connect-{PORT}.lock")
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            with socket.socket() as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    probe.bind(("127.0.0.1", PORT))
+                except OSError:
+                    pytest.skip(
+                        f"port {PORT} is taken by another program; pyspark's local "
+                        "Spark Connect server needs it (stop that program to run this)"
+                    )
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
 
 SCRIPT = r"""
 import os, sys, warnings
@@ -130,14 +161,15 @@ def test_the_spark_entry_points_run_through_spark_connect(tmp_path):
         )
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(DATA)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-        env=env,
-        check=False,
-    )
+    with _port_to_ourselves():
+        done = subprocess.run(
+            [sys.executable, "-c", SCRIPT, str(DATA)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=tmp_path,
+            env=env,
+            check=False,
+        )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
     assert "refused: " in done.stdout
