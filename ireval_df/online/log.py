@@ -1197,10 +1197,6 @@ def _searches(
 ) -> tuple[pl.DataFrame, pl.Series]:
     """Cast and check the searches; return them and the ids of those dropped."""
     frame, source = _map(raw, "searches", columns, label)
-    # one chunk: the metrics look searches up by row number, and a gather
-    # from a column of many chunks (one per row group) is several times
-    # slower; the results, five times larger and only scanned, keep theirs
-    frame = frame.rechunk()
     frame, rules = _cast(frame, "searches", source, options.epoch_unit, options.whole)
     _fatal_nulls(frame, "search_id", "searches")
     _fatal_duplicates(
@@ -1509,7 +1505,6 @@ def _events(
     """
     invalid = options.invalid
     frame, source = _map(raw, "events", columns, label)
-    frame = frame.rechunk()  # looked up by row number too (see _searches)
     frame, rules = _cast(frame, "events", source, options.epoch_unit, options.whole)
     for name, dtype in (("search_id", pl.String), ("user_id", pl.String)):
         if name not in frame.columns:
