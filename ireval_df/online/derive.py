@@ -324,26 +324,34 @@ def _group_key(frame: pl.DataFrame, columns: Sequence[str]) -> pl.Series:
         or frame.schema[c].is_temporal()
         for c in columns
     )
-    total: pl.Series | None = None
-    size = 1
-    for name in columns if simple else ():
-        values = frame[name]
-        distinct = values.unique().drop_nulls().sort()
-        size *= distinct.len() + 1
-        if size >= 1 << 32:
-            total = None
-            break
-        if values.dtype == pl.String:
-            code = values.cast(pl.Enum(distinct)).to_physical()
-        else:
-            code = distinct.search_sorted(values)
-        code = pl.select(
-            pl.when(values.is_not_null()).then(code).otherwise(distinct.len())
-        ).to_series()
-        code = code.cast(pl.UInt64)
-        total = code if total is None else total * (distinct.len() + 1) + code
-    if total is not None:
-        return total
+    if simple:
+        # every column's distinct values, then every code, each in one
+        # select: polars runs a select's expressions in parallel
+        found = frame.select(
+            pl.col(c).unique().drop_nulls().sort().implode() for c in columns
+        )
+        distinct = {c: found[c][0] for c in columns}
+        size = 1
+        for values in distinct.values():
+            size *= values.len() + 1
+        if size < 1 << 32:
+            total: pl.Expr | None = None
+            for name, values in distinct.items():
+                column = pl.col(name)
+                code = (
+                    column.cast(pl.Enum(values)).to_physical()
+                    if frame.schema[name] == pl.String
+                    else pl.lit(values).search_sorted(column)
+                )
+                code = (
+                    pl.when(column.is_not_null())
+                    .then(code)
+                    .otherwise(values.len())
+                    .cast(pl.UInt64)
+                )
+                total = code if total is None else total * (values.len() + 1) + code
+            if total is not None:
+                return frame.select(total.alias("h"))["h"]
     combined = pl.struct([pl.col(c) for c in columns])
     return frame.select((combined.rank("dense") - 1).cast(pl.UInt64).alias("h"))["h"]
 
@@ -394,7 +402,9 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
             log.searches["ts"].gather(at).alias(NEXT_TS),
         ]
     searches = with_series(searches, added)
-    labels = searches.select(GROUP, *KEYS, *slices.search).unique(GROUP, keep="any")
+    # one row per group: its first search's values (a distinct of one
+    # integer column, then a gather of those rows)
+    labels = searches.select(GROUP, *KEYS, *slices.search)[searches[GROUP].arg_unique()]
     units = searches.lazy().select(UNIT, "unit_id").unique(UNIT, keep="any")
     frames: dict[Grain, pl.LazyFrame] = {}
     clicks = None
