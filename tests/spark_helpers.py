@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
+import shutil
 import warnings
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -11,6 +14,23 @@ import polars as pl
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+
+def skip_without_spark() -> None:
+    """Skip the calling test, saying why, without pyspark or without Java."""
+    import pytest
+
+    pytest.importorskip(
+        "pyspark", reason="pyspark is not installed (pip install 'ireval-df[spark]')"
+    )
+    home = os.environ.get("JAVA_HOME")
+    if shutil.which("java") is None and not (
+        home and Path(home, "bin", "java").exists()
+    ):
+        pytest.skip(
+            "Spark needs Java 17 and no java is on PATH (Debian: apt-get install "
+            "default-jre-headless)"
+        )
 
 
 def collect(frame: Any) -> pl.DataFrame:

@@ -8,12 +8,12 @@ all tests share it). Without pyspark or Java the tests skip and say why.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from spark_helpers import skip_without_spark
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -23,24 +23,10 @@ if TYPE_CHECKING:
 DATA = Path(__file__).resolve().parents[3] / "data"
 
 
-def _java() -> bool:
-    home = os.environ.get("JAVA_HOME")
-    return shutil.which("java") is not None or bool(
-        home and Path(home, "bin", "java").exists()
-    )
-
-
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """A ``local[2]`` SparkSession for the whole test session."""
-    pytest.importorskip(
-        "pyspark", reason="pyspark is not installed (pip install 'ireval-df[spark]')"
-    )
-    if not _java():
-        pytest.skip(
-            "Spark needs Java 17 and no java is on PATH (Debian: apt-get install "
-            "default-jre-headless)"
-        )
+    skip_without_spark()
     from pyspark.sql import SparkSession
 
     # the Python workers must be this interpreter (it has ireval_df and polars)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -27,6 +26,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from spark_helpers import skip_without_spark
 
 pytestmark = pytest.mark.spark
 
@@ -134,9 +134,7 @@ spark.stop()
 
 
 def test_the_spark_entry_points_run_through_spark_connect(tmp_path):
-    pytest.importorskip(
-        "pyspark", reason="pyspark is not installed (pip install 'ireval-df[spark]')"
-    )
+    skip_without_spark()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pyspark's notice about pandas 3
         try:
@@ -150,14 +148,6 @@ def test_the_spark_entry_points_run_through_spark_connect(tmp_path):
         pytest.skip(
             f"the Spark Connect client is not installed ({connect_requirement_message}; "
             "pip install 'pyspark[connect]', in the dev extra)"
-        )
-    home = os.environ.get("JAVA_HOME")
-    if shutil.which("java") is None and not (
-        home and Path(home, "bin", "java").exists()
-    ):
-        pytest.skip(
-            "Spark needs Java 17 and no java is on PATH (Debian: apt-get install "
-            "default-jre-headless)"
         )
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
