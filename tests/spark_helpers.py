@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +33,26 @@ def skip_without_spark() -> None:
             "Spark needs Java 17 and no java is on PATH (Debian: apt-get install "
             "default-jre-headless)"
         )
+
+
+def run_spark_python(argv: list[str], cwd: Path, *, timeout: float = 900) -> str:
+    """Run this interpreter with ``argv`` as a Spark driver; return its stdout.
+
+    Its Python workers are this interpreter too; the run must succeed.
+    """
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    done = subprocess.run(
+        [sys.executable, *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
+    return done.stdout
 
 
 def collect(frame: Any) -> pl.DataFrame:

@@ -12,50 +12,27 @@ like every Spark test.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from spark_helpers import skip_without_spark
+from spark_helpers import run_spark_python, skip_without_spark
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 BENCH = Path(__file__).resolve().parents[3] / "bench"
 
 
-def _needs_spark() -> dict[str, str]:
-    skip_without_spark()
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
-    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    return env
-
-
-def _run(argv: list[str], env: dict[str, str], cwd: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, *argv],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=cwd,
-        env=env,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
-    return done.stdout
-
-
 def test_the_spark_evaluate_bench_runs_on_the_tiny_shape(tmp_path: Path) -> None:
-    env = _needs_spark()
-    out = _run(
+    skip_without_spark()
+    out = run_spark_python(
         [
             str(BENCH / "spark.py"),
             *("--shape", "tiny", "--data", str(tmp_path / "data")),
             *("--rounds", "1", "--partitions", "2", "--driver-memory", "1g"),
             *("--json", str(tmp_path / "spark.json")),
         ],
-        env,
         tmp_path,
     )
     assert "tiny:" in out
@@ -65,20 +42,19 @@ def test_the_spark_evaluate_bench_runs_on_the_tiny_shape(tmp_path: Path) -> None
 
 
 def test_the_spark_online_bench_runs_on_the_tiny_log(tmp_path: Path) -> None:
-    env = _needs_spark()
+    skip_without_spark()
     log = tmp_path / "log"
     subprocess.run(
         [sys.executable, str(BENCH / "generate.py"), "log-tiny", str(log)],
         capture_output=True,
         check=True,
     )
-    out = _run(
+    out = run_spark_python(
         [
             str(BENCH / "spark_online.py"),
             *("--data", str(log), "--rounds", "1", "--driver-memory", "1g"),
             *("--shuffle-partitions", "2"),
         ],
-        env,
         tmp_path,
     )
     assert "| Spark, warm | 1 |" in out

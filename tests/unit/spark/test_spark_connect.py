@@ -17,16 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
 import socket
-import subprocess
-import sys
 import tempfile
 import warnings
 from pathlib import Path
 
 import pytest
-from spark_helpers import skip_without_spark
+from spark_helpers import run_spark_python, skip_without_spark
 
 pytestmark = pytest.mark.spark
 
@@ -149,17 +146,6 @@ def test_the_spark_entry_points_run_through_spark_connect(tmp_path):
             f"the Spark Connect client is not installed ({connect_requirement_message}; "
             "pip install 'pyspark[connect]', in the dev extra)"
         )
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
-    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     with _port_to_ourselves():
-        done = subprocess.run(
-            [sys.executable, "-c", SCRIPT, str(DATA)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            cwd=tmp_path,
-            env=env,
-            check=False,
-        )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
-    assert "refused: " in done.stdout
+        out = run_spark_python(["-c", SCRIPT, str(DATA)], tmp_path, timeout=600)
+    assert "refused: " in out
