@@ -16,7 +16,6 @@ and the test skips when another program holds the port.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import socket
 import tempfile
 import warnings
@@ -24,6 +23,11 @@ from pathlib import Path
 
 import pytest
 from spark_helpers import run_spark_python, skip_without_spark
+
+try:
+    import fcntl
+except ImportError:  # Windows: no lock file, only the port check
+    fcntl = None  # type: ignore[assignment]
 
 pytestmark = pytest.mark.spark
 
@@ -36,7 +40,8 @@ def _port_to_ourselves():
     """Wait for any other run of this test, then check nothing else holds PORT."""
     lock = Path(tempfile.gettempdir(), f"ireval-df-spark-connect-{PORT}.lock")
     with lock.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        if fcntl is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             with socket.socket() as probe:
                 probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -49,7 +54,8 @@ def _port_to_ourselves():
                     )
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            if fcntl is not None:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 SCRIPT = r"""
