@@ -468,20 +468,18 @@ def derive(log: SearchLog, measures: Sequence[Measure], slices: Slices) -> Deriv
 
 
 def _clicked_rows(log: SearchLog) -> pl.Series | None:
-    """Whether each result row was clicked, when read_log found each event's row.
+    """Whether each result row was clicked, when read_log found each click's row.
 
-    A click attributed to a search, with a position, kept by read_log, was
-    displayed: its slot's row in the results is
-    :attr:`~ireval_df.online.log._Index.event_result`. None when read_log
-    did not find the rows (results not in order).
+    A click kept by read_log with a row
+    (:attr:`~ireval_df.online.log._Index.event_result`) was attributed to a
+    search and displayed. None when read_log did not find the rows
+    (results not in order).
     """
     rows = log.index.event_result
-    if rows is None or log.events is None or log.results is None:
+    if rows is None or log.results is None:
         return None
-    assert log.index.event_search is not None  # noqa: S101 - set with events
-    click = (log.events["event_type"] == CLICK) & log.index.event_search.is_not_null()
     flags = pl.repeat(value=False, n=log.results.height, eager=True)
-    flags.scatter(rows.filter(click).drop_nulls(), True)  # noqa: FBT003 - the value
+    flags.scatter(rows.drop_nulls(), True)  # noqa: FBT003 - the value
     return flags
 
 

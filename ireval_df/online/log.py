@@ -280,8 +280,9 @@ class _Index:
     event_search: pl.Series | None  # per event, null when not attributed
     event_next_ts: pl.Series | None  # per event, Datetime, null: nothing follows
     event_last_click: pl.Series | None  # per event, Boolean
-    #: per event, the row in ``results`` of its (search, position) slot, null
-    #: when it has none; None when the results' slots were not in order
+    #: per event, the row in ``results`` of the (search, position) slot it
+    #: clicked, null for other events and for clicks on no displayed slot;
+    #: None when the results' slots were not in order
     event_result: pl.Series | None
 
 
@@ -1500,7 +1501,7 @@ def _events(
 ) -> tuple[pl.DataFrame, pl.Series, pl.Series | None]:
     """Cast and check the events.
 
-    Return them, each one's search key (or null), and each one's row in
+    Return them, each one's search key (or null), and each click's row in
     the results (see :attr:`_Index.event_result`).
     """
     invalid = options.invalid
@@ -1545,8 +1546,10 @@ def _events(
         if rows is None:  # results not in order: a hash set of every slot
             slot = slot_key(pl.col(_KEY), pl.col("position").clip(0))
             displayed = slot.is_in(result_slot.implode())
-        else:  # kept with the events (filtered with them) for the metrics
-            frame = with_series(frame, [rows.alias(_RESULT)])
+        else:  # a click's row, kept with the events (filtered with them)
+            frame = with_series(frame, [rows.alias(_RESULT)]).with_columns(
+                pl.when(is_click).then(pl.col(_RESULT)).alias(_RESULT)
+            )
             displayed = pl.col(_RESULT).is_not_null()
         not_shown = (
             is_click
