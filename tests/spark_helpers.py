@@ -35,13 +35,19 @@ def skip_without_spark() -> None:
         )
 
 
-def run_spark_python(argv: list[str], cwd: Path, *, timeout: float = 900) -> str:
-    """Run this interpreter with ``argv`` as a Spark driver; return its stdout.
+def run_spark_python(
+    argv: list[str], cwd: Path, *, timeout: float = 900
+) -> subprocess.CompletedProcess[str]:
+    """Run this interpreter with ``argv`` as a Spark driver; return the finished run.
 
-    Its Python workers are this interpreter too; the run must succeed.
+    Its Python workers are this interpreter too; the run must succeed. It
+    gets no Spark configuration of this machine's (``SPARK_CONF_DIR``,
+    ``PYSPARK_SUBMIT_ARGS``), so it runs as ireval_df configures Spark.
     """
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    for name in ("SPARK_CONF_DIR", "PYSPARK_SUBMIT_ARGS"):
+        env.pop(name, None)
     done = subprocess.run(
         [sys.executable, *argv],
         capture_output=True,
@@ -52,7 +58,7 @@ def run_spark_python(argv: list[str], cwd: Path, *, timeout: float = 900) -> str
         check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-6000:]
-    return done.stdout
+    return done
 
 
 def collect(frame: Any) -> pl.DataFrame:

@@ -34,7 +34,10 @@ def session() -> SparkSession:
     """Return the active Spark session, or one built from the default configuration.
 
     A session built here for a local master runs its Python workers with
-    this interpreter (``PYSPARK_PYTHON``, unless set), which has ireval_df.
+    this interpreter (``PYSPARK_PYTHON``, unless set), which has ireval_df,
+    and, unless ``SPARK_CONF_DIR`` or ``PYSPARK_SUBMIT_ARGS`` configures
+    Spark, logs errors only (``log4j2.properties`` beside this module), so a
+    command prints its results and warnings without Spark's start-up lines.
     """
     try:
         from pyspark.sql import SparkSession
@@ -48,11 +51,18 @@ def session() -> SparkSession:
     if active is not None:
         return active
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    built = (
-        SparkSession.builder.appName("ireval-df")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
+    builder = SparkSession.builder.appName("ireval-df").config(
+        "spark.ui.showConsoleProgress", "false"
     )
+    theirs = ("SPARK_CONF_DIR", "PYSPARK_SUBMIT_ARGS", "PYSPARK_GATEWAY_PORT")
+    if not any(os.environ.get(name) for name in theirs):
+        # no configuration of the user's, no JVM started by spark-submit:
+        # errors only, not Spark's start-up lines
+        logging = Path(__file__).with_name("log4j2.properties").as_uri()
+        builder = builder.config(
+            "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={logging}"
+        )
+    built = builder.getOrCreate()
     built.sparkContext.setLogLevel("ERROR")
     return built
 

@@ -35,7 +35,7 @@ def test_the_spark_evaluate_bench_runs_on_the_tiny_shape(tmp_path: Path) -> None
             *("--json", str(tmp_path / "spark.json")),
         ],
         tmp_path,
-    )
+    ).stdout
     assert "tiny:" in out
     equal = json.loads((tmp_path / "spark.json").read_text())["equal"]
     assert equal["keys"], equal
@@ -57,7 +57,7 @@ def test_the_spark_online_bench_runs_on_the_tiny_log(tmp_path: Path) -> None:
             *("--shuffle-partitions", "2"),
         ],
         tmp_path,
-    )
+    ).stdout
     assert "| Spark, warm | 1 |" in out
     found = re.search(r"equal to the local ones: keys (\w+), values within (\S+)", out)
     assert found is not None, out[-2000:]

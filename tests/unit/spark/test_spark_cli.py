@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from spark_helpers import assert_same
+from spark_helpers import assert_same, run_spark_python, skip_without_spark
 
 from ireval_df.cli.main import main
 from ireval_df.spark.__main__ import main as spark_main
@@ -174,3 +174,19 @@ def test_online_ab_on_spark_prints_what_the_local_engine_prints(spark, capsys):
     code, _, err = _out(capsys, spark_main, [*argv, "--control", "nope"])
     assert code == 2
     assert "control='nope' is not a variant" in err
+
+
+def test_a_session_it_builds_prints_errors_only_not_sparks_start_up(tmp_path):
+    # a process of its own: the session is built by ireval_df, not the fixture
+    skip_without_spark()
+    argv = ["evaluate", "--run", RUNS[0], "--qrels", QRELS, "-m", "nDCG@10"]
+    done = run_spark_python(
+        ["-m", "ireval_df", *argv, "--engine", "spark"], tmp_path, timeout=600
+    )
+    assert done.stdout.startswith("run_id")
+    lines = done.stderr.splitlines()
+    # the JVM's own notice of the vector module Spark 4 adds is not a log line
+    jvm = "WARNING: Using incubator modules"
+    others = [x for x in lines if not x.startswith(("ireval-df: ", jvm))]
+    assert others == [], done.stderr
+    assert any(x.startswith("ireval-df: warning:") for x in lines)

@@ -153,5 +153,5 @@ def test_the_spark_entry_points_run_through_spark_connect(tmp_path):
             "pip install 'pyspark[connect]', in the dev extra)"
         )
     with _port_to_ourselves():
-        out = run_spark_python(["-c", SCRIPT, str(DATA)], tmp_path, timeout=600)
+        out = run_spark_python(["-c", SCRIPT, str(DATA)], tmp_path, timeout=600).stdout
     assert "refused: " in out
