@@ -56,9 +56,16 @@ from ireval_df.stats.frames import output as stats_output
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from typing import TypeAlias
 
     from ireval_df.online.derive import Named
     from ireval_df.stats.corrections import Correction
+
+    #: what :func:`ab_test_on` reads of a log: its unit table (None: no
+    #: sums asked for) and, per median metric, its per-search rows and slices
+    LogTables: TypeAlias = tuple[
+        pl.DataFrame | None, dict[str, tuple[pl.DataFrame, list[str]]]
+    ]
 
 __all__ = [
     "aa_test",
@@ -346,8 +353,13 @@ def ab_test(
             expected=expected,
         )
     log = data
+
+    def tables(sums: dict[str, str], medians: Sequence[Named]) -> LogTables:
+        table = _eager(unit_table(log, sums, by=by)) if sums else None
+        return table, {n.name: _quantile_rows(log, n, by) for n in medians}
+
     result, settings = ab_test_on(
-        lambda sums: _eager(unit_table(log, sums, by=by)),
+        tables,
         metrics,
         control=control,
         by=by,
@@ -355,7 +367,6 @@ def ab_test(
         alpha=alpha,
         cuped=cuped,
         expected=expected,
-        median_rows=lambda n: _quantile_rows(log, n, by),
         n_resamples=n_resamples,
         seed=seed,
     )
@@ -363,7 +374,7 @@ def ab_test(
 
 
 def ab_test_on(
-    units: Callable[[dict[str, str]], pl.DataFrame],
+    tables: Callable[[dict[str, str], Sequence[Named]], LogTables],
     metrics: Any,
     *,
     control: Any,
@@ -372,17 +383,19 @@ def ab_test_on(
     correction: Any,
     alpha: float,
     expected: Mapping[str, float] | None,
-    median_rows: Callable[[Named], tuple[pl.DataFrame, list[str]]] | None,
     n_resamples: int = 1000,
     seed: int | None = 0,
 ) -> tuple[pl.DataFrame, dict[str, Any]]:
-    """:func:`ab_test` of a log given by its unit table: the result and its settings.
+    """:func:`ab_test` of a log given by what it reads of it: the result and its settings.
 
-    ``units(metrics)`` returns the log's :func:`~ireval_df.online.unit_table`
-    of those registry metrics (output name -> name) with ``by``, as a polars
-    frame (:func:`ab_test` builds it locally, :func:`ireval_df.spark.ab_test`
-    on Spark); ``median_rows(named)`` the per-search rows of a median metric
-    and their slice columns (None: a median is refused).
+    ``tables(sums, medians)`` is called once. It returns the log's
+    :func:`~ireval_df.online.unit_table` of the registry metrics ``sums``
+    (output name -> name) with ``by``, as a polars frame (None when
+    ``sums`` is empty), and, for each median metric of ``medians``, by its
+    output name, its per-search rows (``experiment_id, variant, unit_id``,
+    the slices, ``__value``: null where the search has none) and their
+    slice columns. :func:`ab_test` builds them locally,
+    :func:`ireval_df.spark.ab_test` on Spark, in one job.
     """
     _check_options(correction, alpha, cuped)
     registry, given, order = _split_metrics(metrics)
@@ -391,11 +404,11 @@ def ab_test_on(
     sums = {n.name: registry[n.name] for n in named if n.measure.median is None}
     by_names = ex._slices(by)  # noqa: SLF001 - the same check as the stats layer
     parts: list[pl.DataFrame] = []
+    # specs alone read the unit table's pre_* columns
+    wanted = sums or ({"__ireval_n": "ZeroResultRate"} if given else {})
+    table, median_rows = tables(wanted, medians_named)
     if sums or given:
-        if sums:
-            table = units(sums)
-        else:  # specs alone read the unit table's pre_* columns
-            table = units({"__ireval_n": "ZeroResultRate"})
+        assert table is not None  # noqa: S101 - asked for just above
         specs: dict[str, Spec] = {}
         computed = _registry_specs(
             [n for n in named if n.name in sums], table, cuped=cuped
@@ -430,17 +443,8 @@ def ab_test_on(
                     pl.lit(experiment, pl.String).alias(_EXPERIMENT)
                 )
             )
-    if median_rows is None and medians_named:
-        names = [n.name for n in medians_named]
-        msg = (
-            f"{names!r}: a median is compared on per-search rows, which this "
-            f"unit table does not hold.\n  Hint: use TimeToFirstClick(stat=mean), "
-            f"a ratio of per-unit sums, or the local ie.online.ab_test."
-        )
-        raise MetricSpecError(msg)
     for n in medians_named:
-        assert median_rows is not None  # noqa: S101 - refused just above
-        rows, slices = median_rows(n)
+        rows, slices = median_rows[n.name]
         for experiment in _experiments(rows):
             part = rows.filter(pl.col(_EXPERIMENT) == experiment)
             _check_control(part, control, experiment)

@@ -100,6 +100,7 @@ if TYPE_CHECKING:
 
     from pyspark.sql import Column, DataFrame
 
+    from ireval_df.online.ab import LogTables
     from ireval_df.online.derive import Named
     from ireval_df.online.log import Table
 
@@ -943,8 +944,6 @@ def unit_table(
     >>> #                   {"CTR": ie.online.ratio("CTR__num", "CTR__den")},
     >>> #                   control="A")
     """
-    from pyspark.sql import functions as F  # noqa: N812
-
     run = _prepare(
         log_sdfs,
         metrics,
@@ -958,6 +957,15 @@ def unit_table(
         partitions=partitions,
         medians=False,
     )
+    result = _unit_rows(run, run.named)
+    run.rows.unpersist()  # the groups' rows: summed into the cached result
+    return result
+
+
+def _unit_rows(run: _Prepared, named: Sequence[Named]) -> DataFrame:
+    """Return the unit table of ``named`` (metrics of ``run`` with sums), cached and counted."""
+    from pyspark.sql import functions as F  # noqa: N812
+
     rows = run.rows.where(F.col(ROWS).isin(GRID, SUMS))
     slice_cols = [slice_column(s) for s in run.slices]
     keys = ["experiment_id", "variant", "unit_id", *slice_cols]
@@ -970,7 +978,7 @@ def unit_table(
             sums.append(F.sum(F.when(cond, F.col(part))).alias(f"{name}__{part}"))
             names.append((f"{name}__{part}", run.int_sums[f"{metric}__{part}"]))
 
-    for n in run.named:
+    for n in named:
         i = index[n.name]
         metric = (F.col(ROWS) == SUMS) & (F.col(METRIC) == i)
         if n.measure.by_position:
@@ -1011,8 +1019,29 @@ def unit_table(
         *(_col(c) for c in ordered.columns if c not in out_keys),
     ).cache()
     result.count()
-    run.rows.unpersist()  # the groups' rows: summed into the cached result
     return result
+
+
+def _median_rows(run: _Prepared, named: Named) -> tuple[pl.DataFrame, list[str]]:
+    """Return a median metric's rows as :func:`ireval_df.online.ab_test` reads them.
+
+    One row per search with a value, and one with a null value per unit
+    and slice (the grid): the test compares the units with a value, and
+    its sample-ratio check counts every unit that searched, as locally.
+    """
+    from pyspark.sql import functions as F  # noqa: N812
+
+    i = {n.name: k for k, n in enumerate(run.named)}[named.name]
+    rows = run.rows.where(
+        (F.col(ROWS) == GRID) | ((F.col(ROWS) == MEDIAN) & (F.col(METRIC) == i))
+    ).select(
+        "experiment_id",
+        "variant",
+        "unit_id",
+        *(_col(slice_column(s)).alias(s) for s in run.by),
+        F.col("value").alias("__value"),
+    )
+    return to_polars(rows), list(run.by)
 
 
 def _assigned(run: _Prepared, table: DataFrame) -> DataFrame:
@@ -1075,7 +1104,11 @@ def ab_test(
     The unit table is built on Spark (:func:`unit_table`, one row per unit
     and slice), collected to the driver, and analysed by the local
     :func:`ireval_df.online.ab_test` code: the result is the local one on
-    the same log (the same rows, values equal to 1e-12).
+    the same log (the same rows, values equal to 1e-12). A median metric
+    (``TimeToFirstClick(stat=median)``) is compared by a bootstrap over
+    units of its per-search values: the same job gives those (one row per
+    clicked search, and per unit and slice), and they are collected too,
+    so the driver needs room for them.
 
     Parameters
     ----------
@@ -1092,9 +1125,6 @@ def ab_test(
 
     Raises
     ------
-    MetricSpecError
-        A median metric (``TimeToFirstClick(stat=median)``): its bootstrap
-        reads per-search rows, which stay local (use ``stat=mean``).
     OptionError, SchemaError, DataError
         As :func:`ireval_df.online.ab_test` and :func:`online_metrics`.
 
@@ -1105,24 +1135,33 @@ def ab_test(
     from ireval_df._utils.provenance import attach
     from ireval_df.online.ab import ab_test_on
 
-    def units(sums: dict[str, str]) -> pl.DataFrame:
-        table = unit_table(
+    def tables(sums: dict[str, str], medians: Sequence[Named]) -> LogTables:
+        # one job for the per-unit sums and the medians' per-search rows
+        run = _prepare(
             log_sdfs,
-            sums,
+            {**sums, **{n.name: str(n.metric) for n in medians}},
             by=by,
+            reserved=["position"],
             columns=columns,
             session_gap=session_gap,
             contaminated=contaminated,
             invalid=invalid,
             epoch_unit=epoch_unit,
             partitions=partitions,
+            medians=True,
         )
-        frame = to_polars(table)
-        table.unpersist()
-        return frame
+        try:
+            table = None
+            if sums:
+                cached = _unit_rows(run, [n for n in run.named if n.name in sums])
+                table = to_polars(cached)
+                cached.unpersist()
+            return table, {n.name: _median_rows(run, n) for n in medians}
+        finally:
+            run.rows.unpersist()
 
     result, settings = ab_test_on(
-        units,
+        tables,
         metrics,
         control=control,
         by=by,
@@ -1130,7 +1169,6 @@ def ab_test(
         correction=correction,
         alpha=alpha,
         expected=expected,
-        median_rows=None,
     )
     attach(result, settings)
     return result

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.spark
 
 DATA_LOG = ie.online.example_log  # the hand-made log's reader, for its frames
 
-ALL = online_names(means=True)  # Spark computes medians, ab_test does not
+ALL = online_names(means=True)  # the medians come in tests of their own
 RESULT_GRAIN = ["ImpressionCTR", "PositionCTR", "DwellTime", "SatClickRate"]
 
 
@@ -399,8 +399,6 @@ def test_errors_as_locally(spark, to_spark):
         ie.spark.online_metrics({"searches": frames["searches"]}, ["CTR"])
     with pytest.raises(OptionError):
         ie.spark.online_metrics({"clicks": sdfs["events"], **sdfs}, ["CTR"])
-    with pytest.raises(MetricSpecError):
-        ie.spark.ab_test(sdfs, ["TimeToFirstClick(stat=median)"], control="A")
 
 
 def test_spellings_columns_and_integer_ids_as_locally(to_spark):
@@ -455,3 +453,48 @@ def test_every_problem_of_read_log_has_its_place_in_the_spark_order():
     starts = {start for _, start, _ in _ISSUE_ORDER}
     for problem in problems:
         assert any(problem.startswith(start) for start in starts), problem
+
+
+@pytest.mark.parametrize("by", [None, "device"])
+def test_ab_test_with_a_median_and_cuped_as_locally(to_spark, by):
+    """A median (a bootstrap of per-search rows) beside ratios, in one job."""
+    frames = bundled_frames()
+    metrics = {
+        "CTR": "CTR",
+        "ttfc": "TimeToFirstClick(stat=median)",
+        "ClickRR": "ClickRR",
+        "clicks": ie.online.mean("CTR__num", pre="pre_clicked_searches"),
+    }
+    options = {"control": "control", "by": by, "cuped": True}
+    log, read_w = caught(lambda: ie.online.read_log(**frames))
+    want, local_w = caught(lambda: ie.online.ab_test(log, metrics, **options))
+    sdfs = {t: to_spark(f) for t, f in frames.items()}
+    got, spark_w = caught(
+        lambda: ie.spark.ab_test(sdfs, metrics, partitions=3, **options)
+    )
+    assert want.filter(pl.col("metric") == "ttfc").height >= 1
+    assert want["p_value"].is_not_null().all()
+    assert_same(got, want)
+    assert spark_w == read_w + local_w  # the log's warnings once, then the test's
+
+
+def test_ab_test_of_a_median_alone_counts_units_without_a_click(to_spark):
+    """Units whose searches have no click count in the sample-ratio check, as locally."""
+    from scipy.stats import chisquare
+
+    frames = random_frames(2, households=True, units_variant=True)
+    metric = ["TimeToFirstClick(stat=median)"]
+    options = {"contaminated": "drop"}
+    log, _ = caught(lambda: ie.online.read_log(**frames, **options))
+    want, _ = caught(lambda: ie.online.ab_test(log, metric, control="A"))
+    sdfs = {t: to_spark(f) for t, f in frames.items()}
+    got, _ = caught(
+        lambda: ie.spark.ab_test(sdfs, metric, control="A", partitions=4, **options)
+    )
+    assert_same(got, want)
+    searched = log.searches.group_by("variant").agg(pl.col("unit_id").n_unique())
+    n = dict(searched.iter_rows())
+    assert want["srm_p_value"].item() == pytest.approx(
+        chisquare([n["A"], n["B"]]).pvalue, rel=1e-12
+    )
+    assert want["n_control"].item() < n["A"]  # the test itself: units with a click
