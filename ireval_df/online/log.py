@@ -1116,7 +1116,9 @@ def _join_runs(
     run = frame[on].rle_id()
     starts = (run != run.shift(1)).fill_null(value=True)
     runs = starts.sum() * 4 <= frame.height * 3
-    heads = frame[on].filter(starts) if runs else frame[on]
+    # a frame's filter keeps the column's chunks (the file's row groups);
+    # a Series' joins them into one, copying the strings: 5x slower at 50M
+    heads = frame.select(on).filter(starts).to_series() if runs else frame[on]
     others = [c for c in keyed.columns if c != on]
     columns = None
     if expected is not None:
