@@ -41,8 +41,9 @@ def run_spark_python(
     """Run this interpreter with ``argv`` as a Spark driver; return the finished run.
 
     Its Python workers are this interpreter too; the run must succeed. It
-    gets no Spark configuration of this machine's (``SPARK_CONF_DIR``,
-    ``PYSPARK_SUBMIT_ARGS``), so it runs as ireval_df configures Spark.
+    gets no ``SPARK_CONF_DIR`` or ``PYSPARK_SUBMIT_ARGS`` of this
+    machine's, so unless the Spark home has a configuration, it runs as
+    ireval_df configures Spark.
     """
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

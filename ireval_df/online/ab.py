@@ -393,9 +393,12 @@ def ab_test_on(
     (output name -> name) with ``by``, as a polars frame (None when
     ``sums`` is empty), and, for each median metric of ``medians``, by its
     output name, its per-search rows (``experiment_id, variant, unit_id``,
-    the slices, ``__value``: null where the search has none) and their
-    slice columns. :func:`ab_test` builds them locally,
-    :func:`ireval_df.spark.ab_test` on Spark, in one job.
+    the slices, ``__value``) and their slice columns. A row with a null
+    ``__value`` only counts its unit and slice in the sample-ratio check;
+    every unit and slice with a search has at least one row.
+    :func:`ab_test` builds them locally (a row per search),
+    :func:`ireval_df.spark.ab_test` on Spark, in one job (a row per search
+    with a value, and a null one per unit and slice).
     """
     _check_options(correction, alpha, cuped)
     registry, given, order = _split_metrics(metrics)

@@ -8,7 +8,8 @@ on every side, go to one Python worker as Arrow tables, where the local
 polars engine evaluates them (:mod:`.kernels`). :func:`online_metrics` and
 :func:`unit_table` do the same for search logs, grouped by user (the users
 a unit, an event or an ``event_id`` links, together), the per-unit sums
-added up by Spark; :func:`ab_test` analyses that unit table locally.
+added up by Spark; :func:`ab_test` analyses that unit table (and a median
+metric's per-search values) locally.
 Options, metric names and columns are checked on the driver before any
 job; errors found on the executors come back as the same
 :class:`~ireval_df.errors.IrevalError`. ``docs/spark.md`` says how to run

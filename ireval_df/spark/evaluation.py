@@ -298,7 +298,7 @@ def finish(
     Returns the result, the summed notes and the attribute columns' names.
     """
     counts = Counts()
-    result = run_job(out, counts.read)
+    result, _ = run_job(out, counts.read)  # the cache stays: the result reads it
     if counts.repeats:
         raise counts.repeats_error(repeats_error)
     report(counts.dropped, duplicates)

@@ -218,14 +218,16 @@ _EXECUTOR_HINT = (
 def run_job(
     out: DataFrame,
     notes: Callable[[list[tuple[str, str]]], None],
-) -> DataFrame:
-    """Compute ``out`` (a kernel's output), hand its notes to ``notes``; return the result rows.
+) -> tuple[DataFrame, DataFrame]:
+    """Compute ``out`` (a kernel's output), hand its notes to ``notes``; return its rows.
 
     ``out`` is cached and computed by one collect of its note rows; errors
     the kernels returned are raised here as the same
     :class:`~ireval_df.errors.IrevalError` class, the first group's message
     with a count of the groups that failed. Warnings the kernels caught are
     issued once each; ``notes`` gets every other note ``(kind, text)``.
+    Returns the result rows (read from the cache) and the cached frame
+    itself: only ``unpersist()`` on that one frees the cache.
     """
     from pyspark.errors import PySparkException
 
@@ -249,7 +251,7 @@ def run_job(
     for message in dict.fromkeys(text for kind, text in pairs if kind == "warning"):
         errors.warn(message)
     notes([(kind, text) for kind, text in pairs if kind not in ("error", "warning")])
-    return out.where(out[KIND].isNull()).drop(KIND, TEXT)
+    return out.where(out[KIND].isNull()).drop(KIND, TEXT), out
 
 
 def _error(failures: list[dict[str, str]]) -> IrevalError:

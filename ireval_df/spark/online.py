@@ -154,6 +154,7 @@ class _Prepared:
     """One call's job, run: its rows (cached) and what the driver learnt."""
 
     rows: DataFrame
+    cached: DataFrame  # what holds the rows' cache: unpersist() frees it
     named: list[Named]
     by: list[str]
     slices: list[str]  # the by columns, in the caller's order
@@ -531,13 +532,14 @@ def _prepare(
     routed = _route(tables, source, n)
     out = routed.groupBy(BUCKET).applyInArrow(as_udf1(kernel), spark_ddl(schema))
     notes: list[tuple[str, str]] = []
-    rows = run_job(out, notes.extend)
+    rows, cached = run_job(out, notes.extend)
     experiments = _report(
         notes, contaminated=contaminated, invalid=invalid, n_searches=tables["searches"]
     )
     units, unit_keys = _units_table(tables, source)
     return _Prepared(
         rows=rows,
+        cached=cached,
         named=named,
         by=by_list,
         slices=slices,
@@ -857,7 +859,7 @@ def online_metrics(
     ]
     result = ordered.select(*out_cols).cache()
     result.count()
-    run.rows.unpersist()  # the groups' rows: summed into the cached result
+    run.cached.unpersist()  # the groups' rows: summed into the cached result
     return result
 
 
@@ -957,9 +959,10 @@ def unit_table(
         partitions=partitions,
         medians=False,
     )
-    result = _unit_rows(run, run.named)
-    run.rows.unpersist()  # the groups' rows: summed into the cached result
-    return result
+    try:
+        return _unit_rows(run, run.named)
+    finally:
+        run.cached.unpersist()  # the groups' rows: summed into the cached result
 
 
 def _unit_rows(run: _Prepared, named: Sequence[Named]) -> DataFrame:
@@ -1098,11 +1101,13 @@ def ab_test(
     invalid: str = "drop",
     epoch_unit: str | None = None,
     partitions: int | None = None,
+    n_resamples: int = 1000,
+    seed: int | None = 0,
 ) -> pl.DataFrame:
     """Compare the arms of an experiment logged in Spark: :func:`ireval_df.online.ab_test`.
 
-    The unit table is built on Spark (:func:`unit_table`, one row per unit
-    and slice), collected to the driver, and analysed by the local
+    The unit table (:func:`unit_table`'s rows: one per unit and slice) is
+    built on Spark, collected to the driver, and analysed by the local
     :func:`ireval_df.online.ab_test` code: the result is the local one on
     the same log (the same rows, values equal to 1e-12). A median metric
     (``TimeToFirstClick(stat=median)``) is compared by a bootstrap over
@@ -1117,6 +1122,8 @@ def ab_test(
     metrics, control, by, cuped, correction, alpha, expected
         As :func:`ireval_df.online.ab_test` on a log: registry names, or
         output name -> registry name or a spec on the unit table's columns.
+    n_resamples, seed
+        As :func:`ireval_df.online.ab_test`: the median metrics' bootstrap.
 
     Returns
     -------
@@ -1154,11 +1161,13 @@ def ab_test(
             table = None
             if sums:
                 cached = _unit_rows(run, [n for n in run.named if n.name in sums])
-                table = to_polars(cached)
-                cached.unpersist()
+                try:
+                    table = to_polars(cached)
+                finally:
+                    cached.unpersist()
             return table, {n.name: _median_rows(run, n) for n in medians}
         finally:
-            run.rows.unpersist()
+            run.cached.unpersist()
 
     result, settings = ab_test_on(
         tables,
@@ -1169,6 +1178,8 @@ def ab_test(
         correction=correction,
         alpha=alpha,
         expected=expected,
+        n_resamples=n_resamples,
+        seed=seed,
     )
     attach(result, settings)
     return result

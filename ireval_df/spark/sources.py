@@ -35,9 +35,9 @@ def session() -> SparkSession:
 
     A session built here for a local master runs its Python workers with
     this interpreter (``PYSPARK_PYTHON``, unless set), which has ireval_df,
-    and, unless ``SPARK_CONF_DIR`` or ``PYSPARK_SUBMIT_ARGS`` configures
-    Spark, logs errors only (``log4j2.properties`` beside this module), so a
-    command prints its results and warnings without Spark's start-up lines.
+    and, unless the user configures Spark (:func:`_configured`), logs
+    errors only (``log4j2.properties`` beside this module), so a command
+    prints its results and warnings without Spark's start-up lines.
     """
     try:
         from pyspark.sql import SparkSession
@@ -54,17 +54,32 @@ def session() -> SparkSession:
     builder = SparkSession.builder.appName("ireval-df").config(
         "spark.ui.showConsoleProgress", "false"
     )
-    theirs = ("SPARK_CONF_DIR", "PYSPARK_SUBMIT_ARGS", "PYSPARK_GATEWAY_PORT")
-    if not any(os.environ.get(name) for name in theirs):
-        # no configuration of the user's, no JVM started by spark-submit:
-        # errors only, not Spark's start-up lines
-        logging = Path(__file__).with_name("log4j2.properties").as_uri()
+    if not _configured():  # errors only, not Spark's start-up lines
+        config = Path(__file__).with_name("log4j2.properties").as_uri()
         builder = builder.config(
-            "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={logging}"
+            "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={config}"
         )
     built = builder.getOrCreate()
     built.sparkContext.setLogLevel("ERROR")
     return built
+
+
+def _configured() -> bool:
+    """Whether the user configures Spark, or spark-submit started its JVM already.
+
+    ``SPARK_CONF_DIR``, ``PYSPARK_SUBMIT_ARGS``, ``PYSPARK_GATEWAY_PORT``
+    (a running driver) or a ``spark-defaults.conf`` or ``log4j2.properties``
+    in the Spark home's ``conf`` folder: then the session keeps their
+    logging and Java options.
+    """
+    import pyspark
+
+    names = ("SPARK_CONF_DIR", "PYSPARK_SUBMIT_ARGS", "PYSPARK_GATEWAY_PORT")
+    if any(os.environ.get(name) for name in names):
+        return True
+    home = Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent)
+    files = ("spark-defaults.conf", "log4j2.properties")
+    return any((home / "conf" / name).is_file() for name in files)
 
 
 def _kind(path: str) -> str:

@@ -190,3 +190,24 @@ def test_a_session_it_builds_prints_errors_only_not_sparks_start_up(tmp_path):
     others = [x for x in lines if not x.startswith(("ireval-df: ", jvm))]
     assert others == [], done.stderr
     assert any(x.startswith("ireval-df: warning:") for x in lines)
+
+
+def test_a_spark_home_with_a_configuration_keeps_its_logging(tmp_path, monkeypatch):
+    pytest.importorskip("pyspark", reason="pyspark is not installed")
+    from ireval_df.spark.sources import _configured
+
+    for name in ("SPARK_CONF_DIR", "PYSPARK_SUBMIT_ARGS", "PYSPARK_GATEWAY_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path))
+    assert not _configured()
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "spark-defaults.conf").write_text(
+        "spark.driver.extraJavaOptions -Dmy.flag=yes\n"
+    )
+    assert _configured()
+    (tmp_path / "conf" / "spark-defaults.conf").unlink()
+    (tmp_path / "conf" / "log4j2.properties").write_text("rootLogger.level = info\n")
+    assert _configured()
+    (tmp_path / "conf" / "log4j2.properties").unlink()
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--master local[1] pyspark-shell")
+    assert _configured()

@@ -478,7 +478,22 @@ def test_ab_test_with_a_median_and_cuped_as_locally(to_spark, by):
     assert spark_w == read_w + local_w  # the log's warnings once, then the test's
 
 
-def test_ab_test_of_a_median_alone_counts_units_without_a_click(to_spark):
+def test_ab_test_of_a_median_beside_a_unit_level_spec_as_locally(to_spark):
+    """No registry sums: the unit table is read for its pre-period columns only."""
+    frames = bundled_frames()
+    metrics = {
+        "ttfc": "TimeToFirstClick(stat=median)",
+        "pre": ie.online.mean("pre_clicked_searches"),
+    }
+    log, _ = caught(lambda: ie.online.read_log(**frames))
+    want, _ = caught(lambda: ie.online.ab_test(log, metrics, control="control"))
+    sdfs = {t: to_spark(f) for t, f in frames.items()}
+    got, _ = caught(lambda: ie.spark.ab_test(sdfs, metrics, control="control"))
+    assert want["metric"].to_list() == ["ttfc", "pre"]
+    assert_same(got, want)
+
+
+def test_ab_test_of_a_median_alone_counts_units_without_a_click(spark, to_spark):
     """Units whose searches have no click count in the sample-ratio check, as locally."""
     from scipy.stats import chisquare
 
@@ -488,10 +503,13 @@ def test_ab_test_of_a_median_alone_counts_units_without_a_click(to_spark):
     log, _ = caught(lambda: ie.online.read_log(**frames, **options))
     want, _ = caught(lambda: ie.online.ab_test(log, metric, control="A"))
     sdfs = {t: to_spark(f) for t, f in frames.items()}
+    cached = spark.sparkContext._jsc.getPersistentRDDs().size()
     got, _ = caught(
         lambda: ie.spark.ab_test(sdfs, metric, control="A", partitions=4, **options)
     )
     assert_same(got, want)
+    # the job's rows were cached for the two reads of them, and freed
+    assert spark.sparkContext._jsc.getPersistentRDDs().size() == cached
     searched = log.searches.group_by("variant").agg(pl.col("unit_id").n_unique())
     n = dict(searched.iter_rows())
     assert want["srm_p_value"].item() == pytest.approx(
