@@ -165,6 +165,10 @@ class _Prepared:
     enums: dict[str, list[str]]  # per enum slice, its categories in order
     schema: dict[str, pl.DataType]  # the kernel's output (slice dtypes)
 
+    def metric_id(self, name: str) -> int:
+        """Return a metric's number in the rows' ``METRIC`` column: its place in ``named``."""
+        return next(i for i, n in enumerate(self.named) if n.name == name)
+
 
 def _tables(log_sdfs: Any) -> dict[Table, DataFrame]:
     """Check the mapping of tables; return it with the tables in read_log's order."""
@@ -972,7 +976,6 @@ def _unit_rows(run: _Prepared, named: Sequence[Named]) -> DataFrame:
     rows = run.rows.where(F.col(ROWS).isin(GRID, SUMS))
     slice_cols = [slice_column(s) for s in run.slices]
     keys = ["experiment_id", "variant", "unit_id", *slice_cols]
-    index = {n.name: i for i, n in enumerate(run.named)}
     sums: list[Column] = []
     names: list[tuple[str, bool]] = []
 
@@ -982,8 +985,7 @@ def _unit_rows(run: _Prepared, named: Sequence[Named]) -> DataFrame:
             names.append((f"{name}__{part}", run.int_sums[f"{metric}__{part}"]))
 
     for n in named:
-        i = index[n.name]
-        metric = (F.col(ROWS) == SUMS) & (F.col(METRIC) == i)
+        metric = (F.col(ROWS) == SUMS) & (F.col(METRIC) == run.metric_id(n.name))
         if n.measure.by_position:
             shown = (
                 rows.where(metric & F.col("position").isNotNull())
@@ -1034,10 +1036,8 @@ def _median_rows(run: _Prepared, named: Named) -> tuple[pl.DataFrame, list[str]]
     """
     from pyspark.sql import functions as F  # noqa: N812
 
-    i = {n.name: k for k, n in enumerate(run.named)}[named.name]
-    rows = run.rows.where(
-        (F.col(ROWS) == GRID) | ((F.col(ROWS) == MEDIAN) & (F.col(METRIC) == i))
-    ).select(
+    values = (F.col(ROWS) == MEDIAN) & (F.col(METRIC) == run.metric_id(named.name))
+    rows = run.rows.where((F.col(ROWS) == GRID) | values).select(
         "experiment_id",
         "variant",
         "unit_id",

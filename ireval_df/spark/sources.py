@@ -59,9 +59,7 @@ def session() -> SparkSession:
         builder = builder.config(
             "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={config}"
         )
-    built = builder.getOrCreate()
-    built.sparkContext.setLogLevel("ERROR")
-    return built
+    return builder.getOrCreate()
 
 
 def _configured() -> bool:
